@@ -1,0 +1,80 @@
+/* error.h - status codes and the one way gflow reports a problem.
+ *
+ * Every function that can fail returns a gf_status. The values are the exit
+ * codes the `gflow` command ends with (sysexits.h), generated from one table so
+ * the enum, the names and the meanings cannot drift.
+ *
+ * A message about the workflow goes through gf_diag_at(), which prints
+ *   gflow: FILE:LINE:COL: message
+ *     the offending source line
+ *     ^ under the column
+ * Everything else goes through gf_diag_error(): `gflow: message`.
+ */
+#ifndef GF_ERROR_H
+#define GF_ERROR_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define GF_STATUS_MAP(X)                             \
+  X(OK, 0, "success")                                \
+  X(USAGE, 64, "command line usage error")           \
+  X(INVALID, 65, "invalid workflow")                 \
+  X(NOINPUT, 66, "input file missing or unreadable") \
+  X(INTERNAL, 70, "internal or device failure")      \
+  X(CANTCREATE, 73, "cannot create output")          \
+  X(IOERR, 74, "output write failed")
+
+typedef enum gf_status {
+#define GF_STATUS_ENUM(name, code, text) GF_##name = code,
+  GF_STATUS_MAP(GF_STATUS_ENUM)
+#undef GF_STATUS_ENUM
+} gf_status;
+
+const char *gf_status_name(gf_status status); /* "INVALID" */
+const char *gf_status_text(gf_status status); /* "invalid workflow" */
+
+/* A position in a source text, 1-based. line == 0: no position known. */
+typedef struct gf_loc {
+  int line;
+  int col;
+} gf_loc;
+
+/* Where messages about one source text go. `origin` names the text (a file
+ * path, or `--set grid.shape=[8,8]`); `text` is its content, kept so the
+ * offending line can be quoted. Messages are written to `out` (stderr unless a
+ * test redirects it) and the last one is kept in `last` for tests. */
+typedef struct gf_diag {
+  const char *origin;
+  const char *text;
+  FILE *out;
+  char last[1024];
+  int count;
+} gf_diag;
+
+void gf_diag_init(gf_diag *diag, const char *origin, const char *text);
+
+/* `gflow: ORIGIN:LINE:COL: message`, the source line and a caret. Returns
+ * `status` so callers can write `return gf_diag_at(d, loc, GF_INVALID, ...)`. */
+gf_status gf_diag_at(gf_diag *diag, gf_loc loc, gf_status status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* `gflow: message` (no location). Returns `status`. */
+gf_status gf_diag_error(gf_diag *diag, gf_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+gf_status gf_diag_verror(gf_diag *diag, gf_loc loc, gf_status status, const char *fmt, va_list ap);
+
+/* Allocation that never returns NULL: gflow cannot continue without memory
+ * for its own bookkeeping, so it reports and exits 70. */
+void *gf_xmalloc(size_t size);
+void *gf_xcalloc(size_t count, size_t size);
+void *gf_xrealloc(void *ptr, size_t size);
+char *gf_xstrdup(const char *s);
+char *gf_xstrndup(const char *s, size_t n);
+
+/* printf into a fresh heap string. */
+char *gf_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,107 @@
+/* gflow.h - the public interface a kernel (built in or plugin) is written against.
+ *
+ * A kernel declares its parameters once, as a table; the loader checks a
+ * workflow's `args:` against that table and writes the resolved values into the
+ * kernel's own argument struct at each parameter's offset. Adding a kernel never
+ * touches the loader. Built-in kernels register through the same gf_registrar a
+ * plugin's init function is handed.
+ */
+#ifndef GFLOW_H
+#define GFLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GF_ABI_VERSION 1
+#define GF_MAX_DIMS 3
+#define GF_MAX_KERNEL_ARGS_SIZE 512 /* bytes of one kernel's argument struct */
+
+typedef enum gf_dtype { GF_F32 = 0, GF_F64 = 1 } gf_dtype;
+
+/* One field instance as a kernel sees it: where it lives and its geometry. */
+typedef struct gf_array {
+  void *data;
+  gf_dtype dtype;
+  int ndim;
+  int64_t shape[GF_MAX_DIMS];  /* unused trailing dims are 1 */
+  double spacing[GF_MAX_DIMS]; /* grid spacing along each axis */
+  int halo;                    /* cells at each edge the kernel must not write */
+} gf_array;
+
+typedef enum gf_param_type {
+  GF_PARAM_ARRAY, /* a field instance: `U[n+2]`, `V` */
+  GF_PARAM_REAL,  /* double; an expression, may change every step */
+  GF_PARAM_INT,   /* int64_t; an expression, may change every step */
+  GF_PARAM_INDEX, /* int64_t[GF_MAX_DIMS]: a grid cell, `[128, 128]` */
+} gf_param_type;
+
+typedef enum gf_access {
+  GF_ACCESS_NONE = 0,
+  GF_ACCESS_READ = 1,
+  GF_ACCESS_WRITE = 2,
+  GF_ACCESS_READ_WRITE = 3,
+} gf_access;
+
+/* Sentinel default of a GF_PARAM_INDEX parameter: the grid's centre cell. */
+#define GF_INDEX_CENTER (-1.0)
+
+typedef struct gf_param {
+  const char *name;
+  gf_param_type type;
+  gf_access access; /* arrays only: how the kernel touches it */
+  unsigned dtypes;  /* arrays only: bit mask of accepted gf_dtype (1u << dtype) */
+  size_t offset;    /* where the value goes in the kernel's argument struct */
+  int required;     /* 1: the workflow must give it */
+  double def;       /* default for scalars and indices */
+  double min, max;  /* accepted range for scalars (checked when constant) */
+  const char *help;
+} gf_param;
+
+typedef struct gf_kernel {
+  const char *name;
+  const char *help;
+  const gf_param *params; /* terminated by an entry whose name is NULL */
+  size_t args_size;       /* sizeof the argument struct, <= GF_MAX_KERNEL_ARGS_SIZE */
+  /* Checks a fully resolved argument struct once at load time (shapes, dtypes,
+   * halo). Writes a one-line reason and returns non-zero when it cannot run. */
+  int (*check)(const void *args, char *why, size_t why_size);
+  /* Grid points this call updates and the minimum bytes it moves per point,
+   * for the GPts/s and effective GB/s figures of the timing report. */
+  int64_t (*points)(const void *args);
+  double bytes_per_point;
+  /* Runs on the calling thread; parallel inside (OpenMP). */
+  void (*run_cpu)(const void *args);
+  /* Enqueues on a HIP stream (hipStream_t passed as void *); returns the
+   * hipError_t of the launch as an int. NULL when gflow is built without GPU. */
+  int (*launch_gpu)(const void *args, void *stream);
+} gf_kernel;
+
+typedef struct gf_registrar {
+  void *ctx;
+  /* Returns 0, or non-zero with a message on stderr (duplicate name, bad table). */
+  int (*add_kernel)(void *ctx, const gf_kernel *kernel);
+} gf_registrar;
+
+/* What a plugin shared library exports under the symbol `gflow_plugin`. */
+typedef struct gf_plugin {
+  int abi; /* GF_ABI_VERSION the plugin was built against */
+  const char *name;
+  const char *version;
+  int (*init)(const gf_registrar *registrar);
+} gf_plugin;
+
+#define GF_PLUGIN_SYMBOL "gflow_plugin"
+
+/* Element size of a dtype in bytes. */
+static inline size_t gf_dtype_size(gf_dtype dtype) {
+  return dtype == GF_F64 ? 8 : 4;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,462 @@
+/* hooks.c - Lua 5.4 hooks in a sandbox: limits, loading, lookup and calls.
+ *
+ * Every piece of Lua work runs under lua_pcall: a memory error raised outside
+ * protected mode would end the process through Lua's panic function, so even
+ * building tables (params, registry refs) goes through a protected C function.
+ */
+#include "hooks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#define GF_LUA_DEFAULT_MEMORY ((size_t)64 << 20)
+#define GF_LUA_DEFAULT_INSTRUCTIONS UINT64_C(100000000)
+#define GF_LUA_HOOK_INTERVAL 1000 /* instructions between two count-hook calls */
+
+struct gf_lua {
+  lua_State *L;
+  gf_diag *diag; /* for messages from calls, which take no diag of their own */
+  size_t memory_used;
+  size_t memory_limit;
+  uint64_t instructions_used; /* since the last call or load */
+  uint64_t instruction_limit;
+  int hook_interval;
+  int over_instructions; /* the count hook stopped the current call */
+  int env_ref;           /* the sandbox table every chunk gets as _ENV */
+  int *hook_refs;        /* hook id -> registry ref of its function */
+  int hook_count;
+  int hook_capacity;
+};
+
+/* The base functions a hook may use; everything else of the base library
+ * (load, loadfile, dofile, require, collectgarbage, ...) stays out, and print
+ * is replaced. */
+static const char *const safe_globals[] = {
+    "assert",   "error",  "ipairs", "next",         "pairs",    "pcall",    "rawequal", "rawget",
+    "rawlen",   "rawset", "select", "getmetatable", "tonumber", "tostring", "type",     "xpcall",
+    "_VERSION", "math",   "string", "table",        "utf8",     NULL,
+};
+
+static gf_lua *state_owner(lua_State *L) {
+  void *owner = NULL;
+  lua_getallocf(L, &owner);
+  return owner;
+}
+
+/* lua_Alloc that keeps the bytes in use under `memory_limit`; refusing an
+ * allocation makes Lua collect garbage, retry, then raise "not enough memory". */
+static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  gf_lua *lua = ud;
+  size_t old = ptr ? osize : 0; /* without ptr, osize is the object's type */
+  if (nsize == 0) {
+    free(ptr);
+    lua->memory_used -= old;
+    return NULL;
+  }
+  if (nsize > old && nsize - old > lua->memory_limit - lua->memory_used) return NULL;
+  void *block = realloc(ptr, nsize);
+  if (!block) return nsize <= old ? ptr : NULL; /* Lua assumes shrinking never fails */
+  lua->memory_used = lua->memory_used - old + nsize;
+  return block;
+}
+
+static void count_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  gf_lua *lua = state_owner(L);
+  lua->instructions_used += (uint64_t)lua->hook_interval;
+  if (lua->instructions_used <= lua->instruction_limit) return;
+  if (!lua->over_instructions) {
+    lua->over_instructions = 1;
+    /* From now on every instruction raises, so a hook that catches the error
+     * with pcall cannot run on. */
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+  }
+  luaL_error(L, "instruction limit exceeded");
+}
+
+/* A fresh instruction budget for one call or load. */
+static void reset_budget(gf_lua *lua) {
+  lua->instructions_used = 0;
+  lua->over_instructions = 0;
+  lua_sethook(lua->L, count_hook, LUA_MASKCOUNT, lua->hook_interval);
+}
+
+/* Message handler: the error as text, then a traceback. */
+static int add_traceback(lua_State *L) {
+  const char *message = lua_tostring(L, 1);
+  if (!message) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+      message = lua_tostring(L, -1);
+    else
+      message = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, message, 1);
+  return 1;
+}
+
+/* `print` for hooks: one line on stderr, so it cannot be mistaken for output. */
+static int sandbox_print(lua_State *L) {
+  int count = lua_gettop(L);
+  luaL_Buffer line;
+  luaL_buffinit(L, &line);
+  luaL_addstring(&line, "gflow: lua: ");
+  for (int i = 1; i <= count; i++) {
+    if (i > 1) luaL_addchar(&line, '\t');
+    luaL_tolstring(L, i, NULL);
+    luaL_addvalue(&line);
+  }
+  luaL_addchar(&line, '\n');
+  luaL_pushresult(&line);
+  size_t len = 0;
+  const char *text = lua_tolstring(L, -1, &len);
+  fwrite(text, 1, len, stderr);
+  fflush(stderr);
+  return 0;
+}
+
+/* setmetatable without __gc: finalizers run with debug hooks off, so one
+ * would escape the instruction limit. Otherwise the base library's own. */
+static int sandbox_setmetatable(lua_State *L) {
+  int type = lua_type(L, 2);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_argexpected(L, type == LUA_TNIL || type == LUA_TTABLE, 2, "nil or table");
+  if (luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)
+    return luaL_error(L, "cannot change a protected metatable");
+  if (type == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    if (lua_rawget(L, 2) != LUA_TNIL)
+      return luaL_error(L, "setmetatable: __gc metamethods are not allowed in hooks");
+  }
+  lua_settop(L, 2);
+  lua_setmetatable(L, 1);
+  return 1;
+}
+
+static int build_sandbox(lua_State *L) {
+  static const luaL_Reg libraries[] = {
+      {LUA_GNAME, luaopen_base},        {LUA_MATHLIBNAME, luaopen_math},
+      {LUA_STRLIBNAME, luaopen_string}, {LUA_TABLIBNAME, luaopen_table},
+      {LUA_UTF8LIBNAME, luaopen_utf8},  {NULL, NULL},
+  };
+  for (const luaL_Reg *lib = libraries; lib->name; lib++) {
+    luaL_requiref(L, lib->name, lib->func, 1);
+    lua_pop(L, 1);
+  }
+  /* The string library is also every string's __index, so drop dump there. */
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  lua_pop(L, 1);
+
+  lua_newtable(L);
+  for (const char *const *name = safe_globals; *name; name++) {
+    lua_getglobal(L, *name);
+    lua_setfield(L, -2, *name);
+  }
+  lua_pushcfunction(L, sandbox_print);
+  lua_setfield(L, -2, "print");
+  lua_pushcfunction(L, sandbox_setmetatable);
+  lua_setfield(L, -2, "setmetatable");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -2, LUA_GNAME); /* _G names the sandbox, not the real globals */
+  state_owner(L)->env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+/* Runs `fn(arg)` in protected mode; on failure the message is left on top. */
+static int run_protected(lua_State *L, lua_CFunction fn, void *arg) {
+  lua_pushcfunction(L, fn);
+  lua_pushlightuserdata(L, arg);
+  return lua_pcall(L, 1, 0, 0);
+}
+
+static const char *error_text(lua_State *L) {
+  const char *text = lua_tostring(L, -1);
+  return text ? text : "(no error message)";
+}
+
+gf_status gf_lua_open(gf_lua **out, const gf_lua_limits *limits, gf_diag *diag) {
+  *out = NULL;
+  gf_lua *lua = gf_xcalloc(1, sizeof *lua);
+  lua->diag = diag;
+  lua->memory_limit = limits && limits->memory_bytes ? limits->memory_bytes : GF_LUA_DEFAULT_MEMORY;
+  lua->instruction_limit =
+      limits && limits->instructions ? limits->instructions : GF_LUA_DEFAULT_INSTRUCTIONS;
+  lua->hook_interval = lua->instruction_limit < GF_LUA_HOOK_INTERVAL ? (int)lua->instruction_limit
+                                                                     : GF_LUA_HOOK_INTERVAL;
+  lua->env_ref = LUA_NOREF;
+  lua->L = lua_newstate(limited_alloc, lua);
+  if (!lua->L) {
+    gf_status status = gf_diag_error(diag, GF_INTERNAL,
+                                     "cannot create the Lua state within its memory limit of %zu "
+                                     "bytes",
+                                     lua->memory_limit);
+    free(lua);
+    return status;
+  }
+  if (run_protected(lua->L, build_sandbox, NULL) != LUA_OK) {
+    gf_status status =
+        gf_diag_error(diag, GF_INTERNAL, "cannot set up the Lua sandbox: %s", error_text(lua->L));
+    gf_lua_close(lua);
+    return status;
+  }
+  reset_budget(lua);
+  *out = lua;
+  return GF_OK;
+}
+
+void gf_lua_close(gf_lua *lua) {
+  if (!lua) return;
+  lua_close(lua->L);
+  free(lua->hook_refs);
+  free(lua);
+}
+
+/* __newindex of `params`. */
+static int params_assign(lua_State *L) {
+  return luaL_error(L, "params is read-only");
+}
+
+/* __pairs of `params`: iterate the real table. Upvalues: next, the table. */
+static int params_pairs(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_pushnil(L);
+  return 3;
+}
+
+typedef struct params_args {
+  const char *const *names;
+  const double *values;
+  int count;
+} params_args;
+
+static int build_params(lua_State *L) {
+  const params_args *args = lua_touserdata(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, state_owner(L)->env_ref); /* 2: sandbox */
+  lua_newtable(L);                                            /* 3: proxy */
+  lua_createtable(L, 0, args->count);                         /* 4: values */
+  for (int i = 0; i < args->count; i++) {
+    lua_pushnumber(L, args->values[i]);
+    lua_setfield(L, 4, args->names[i]);
+  }
+  lua_createtable(L, 0, 4); /* 5: the proxy's metatable */
+  lua_pushvalue(L, 4);
+  lua_setfield(L, 5, "__index");
+  lua_pushcfunction(L, params_assign);
+  lua_setfield(L, 5, "__newindex");
+  lua_getglobal(L, "next");
+  lua_pushvalue(L, 4);
+  lua_pushcclosure(L, params_pairs, 2);
+  lua_setfield(L, 5, "__pairs");
+  lua_pushboolean(L, 0); /* hides the metatable and forbids replacing it */
+  lua_setfield(L, 5, "__metatable");
+  lua_setmetatable(L, 3);
+  /* rawset: a hook file may have given the sandbox a metatable. */
+  lua_pushliteral(L, "params");
+  lua_pushvalue(L, 3);
+  lua_rawset(L, 2);
+  return 0;
+}
+
+void gf_lua_set_params(gf_lua *lua, const char *const *names, const double *values, int count) {
+  params_args args = {names, values, count};
+  if (run_protected(lua->L, build_params, &args) != LUA_OK) {
+    gf_diag_error(lua->diag, GF_INTERNAL, "cannot give the hooks their params: %s",
+                  error_text(lua->L));
+    lua_pop(lua->L, 1);
+  }
+}
+
+/* Why the last call or load was stopped, or NULL when it was not. */
+static const char *stop_reason(const gf_lua *lua, int status, char *buf, size_t size) {
+  if (lua->over_instructions)
+    snprintf(buf, size, "it exceeded its limit of %" PRIu64 " instructions",
+             lua->instruction_limit);
+  else if (status == LUA_ERRMEM)
+    snprintf(buf, size, "it exceeded its memory limit of %zu bytes", lua->memory_limit);
+  else
+    return NULL;
+  return buf;
+}
+
+/* Length of the first line of `text`. */
+static int first_line_length(const char *text) {
+  return (int)strcspn(text, "\n");
+}
+
+/* The lines of `text` after the first (the traceback), indented under the
+ * message; a leading tab becomes four more spaces. */
+static void print_continuation(const gf_diag *diag, const char *text) {
+  const char *line = strchr(text, '\n');
+  if (!line) return;
+  FILE *out = diag->out ? diag->out : stderr;
+  while (line) {
+    line++;
+    size_t len = strcspn(line, "\n");
+    const char *indent = "    ";
+    if (*line == '\t') {
+      indent = "        ";
+      line++;
+      len--;
+    }
+    fprintf(out, "%s%.*s\n", indent, (int)len, line);
+    line = strchr(line, '\n');
+  }
+  fflush(out);
+}
+
+/* After a memory stop the hook's garbage would crowd out the next call. */
+static void recover(gf_lua *lua, int status) {
+  if (status == LUA_ERRMEM) lua_gc(lua->L, LUA_GCCOLLECT);
+}
+
+static char *read_whole_file(const char *path, size_t *size) {
+  FILE *file = fopen(path, "rb");
+  if (!file) return NULL;
+  size_t capacity = 4096, len = 0;
+  char *text = gf_xmalloc(capacity);
+  for (;;) {
+    len += fread(text + len, 1, capacity - len, file);
+    if (len < capacity) break;
+    capacity *= 2;
+    text = gf_xrealloc(text, capacity);
+  }
+  if (ferror(file)) {
+    int saved = errno;
+    fclose(file);
+    free(text);
+    errno = saved;
+    return NULL;
+  }
+  fclose(file);
+  *size = len;
+  return text;
+}
+
+gf_status gf_lua_load_file(gf_lua *lua, const char *path, gf_diag *diag, gf_loc loc) {
+  size_t size = 0;
+  char *text = read_whole_file(path, &size);
+  if (!text)
+    return gf_diag_at(diag, loc, GF_INVALID, "cannot read hook file '%s': %s", path,
+                      strerror(errno));
+  char *chunkname = gf_xasprintf("@%s", path); /* "@": messages read "path:line:" */
+  lua_State *L = lua->L;
+  int base = lua_gettop(L) + 1;
+  lua_pushcfunction(L, add_traceback);
+  reset_budget(lua);
+  int status = luaL_loadbufferx(L, text, size, chunkname, "t");
+  free(chunkname);
+  free(text);
+  if (status == LUA_OK) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->env_ref);
+    lua_setupvalue(L, -2, 1); /* a text chunk's only upvalue is _ENV */
+    status = lua_pcall(L, 0, 0, base);
+  }
+  gf_status result = GF_OK;
+  char reason[128];
+  if (stop_reason(lua, status, reason, sizeof reason)) {
+    result = gf_diag_at(diag, loc, GF_INVALID, "%s stopped while loading: %s", path, reason);
+  } else if (status != LUA_OK) {
+    const char *message = error_text(L);
+    result = gf_diag_at(diag, loc, GF_INVALID, "in hook file: %.*s", first_line_length(message),
+                        message);
+    print_continuation(diag, message);
+  }
+  lua_settop(L, base - 1);
+  recover(lua, status);
+  return result;
+}
+
+typedef struct find_args {
+  const char *function;
+  const char *type; /* a static string from lua_typename */
+  int ref;
+} find_args;
+
+static int find_function(lua_State *L) {
+  find_args *args = lua_touserdata(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, state_owner(L)->env_ref);
+  lua_pushstring(L, args->function);
+  lua_rawget(L, -2);
+  args->type = luaL_typename(L, -1);
+  args->ref = lua_isfunction(L, -1) ? luaL_ref(L, LUA_REGISTRYINDEX) : LUA_NOREF;
+  return 0;
+}
+
+gf_status gf_lua_find(gf_lua *lua, const char *function, int *hook_id, gf_diag *diag, gf_loc loc) {
+  find_args args = {function, NULL, LUA_NOREF};
+  if (run_protected(lua->L, find_function, &args) != LUA_OK) {
+    gf_status status = gf_diag_at(diag, loc, GF_INTERNAL, "cannot look up hook function '%s': %s",
+                                  function, error_text(lua->L));
+    lua_pop(lua->L, 1);
+    return status;
+  }
+  if (args.ref == LUA_NOREF) {
+    if (strcmp(args.type, "nil") == 0)
+      return gf_diag_at(diag, loc, GF_INVALID,
+                        "hook function '%s' is not defined by the hook files", function);
+    return gf_diag_at(diag, loc, GF_INVALID, "hook function '%s' is a %s, not a function", function,
+                      args.type);
+  }
+  if (lua->hook_count == lua->hook_capacity) {
+    lua->hook_capacity = lua->hook_capacity ? 2 * lua->hook_capacity : 8;
+    lua->hook_refs = gf_xrealloc(lua->hook_refs, (size_t)lua->hook_capacity * sizeof(int));
+  }
+  lua->hook_refs[lua->hook_count] = args.ref;
+  *hook_id = lua->hook_count++;
+  return GF_OK;
+}
+
+gf_status gf_lua_call(gf_lua *lua, int hook_id, const double *args, int nargs, double *result,
+                      const char *hook_name, const char *context) {
+  const char *context_sep = context ? ", " : "";
+  const char *context_open = context ? " (" : "";
+  const char *context_close = context ? ")" : "";
+  if (!context) context = "";
+  lua_State *L = lua->L;
+  if (hook_id < 0 || hook_id >= lua->hook_count)
+    return gf_diag_error(lua->diag, GF_INTERNAL, "hook '%s' has no function (id %d)%s%s%s",
+                         hook_name, hook_id, context_open, context, context_close);
+  if (nargs < 0 || !lua_checkstack(L, nargs + 2))
+    return gf_diag_error(lua->diag, GF_INTERNAL, "hook '%s' cannot take %d arguments%s%s%s",
+                         hook_name, nargs, context_open, context, context_close);
+
+  int base = lua_gettop(L) + 1;
+  lua_pushcfunction(L, add_traceback);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lua->hook_refs[hook_id]);
+  for (int i = 0; i < nargs; i++) lua_pushnumber(L, args[i]);
+  reset_budget(lua);
+  int status = lua_pcall(L, nargs, result ? 1 : 0, base);
+
+  gf_status outcome = GF_OK;
+  char reason[128];
+  if (stop_reason(lua, status, reason, sizeof reason)) {
+    outcome = gf_diag_error(lua->diag, GF_INTERNAL, "hook '%s' stopped: %s%s%s%s", hook_name,
+                            reason, context_open, context, context_close);
+  } else if (status != LUA_OK) {
+    const char *message = error_text(L);
+    outcome = gf_diag_error(lua->diag, GF_INTERNAL, "%.*s (hook '%s'%s%s)",
+                            first_line_length(message), message, hook_name, context_sep, context);
+    print_continuation(lua->diag, message);
+  } else if (result) {
+    int is_number = 0;
+    lua_Number value = lua_tonumberx(L, -1, &is_number);
+    if (is_number)
+      *result = (double)value;
+    else
+      outcome =
+          gf_diag_error(lua->diag, GF_INTERNAL, "hook '%s' returned %s, expected a number%s%s%s",
+                        hook_name, luaL_typename(L, -1), context_open, context, context_close);
+  }
+  lua_settop(L, base - 1);
+  recover(lua, status);
+  return outcome;
+}

@@ -1,0 +1,48 @@
+/* hooks.h - Lua 5.4 hooks in a sandbox.
+ *
+ * One Lua state per run. Hook files are loaded as text chunks into a sandbox
+ * environment that holds only the base (minus load, loadfile, dofile, require,
+ * collectgarbage, print goes to stderr), math, string, table and utf8 libraries
+ * and a read-only table `params` with the workflow's resolved parameters. Memory
+ * is capped through the allocator and instructions through a count hook; a hook
+ * that exceeds either is stopped with a message naming the hook and the limit.
+ *
+ * Every call goes through lua_pcall with a message handler that adds a
+ * traceback; a failure is reported as
+ *   gflow: ricker.lua:7: attempt to ... (hook 'ricker', task 'step', step 12)
+ */
+#ifndef GF_HOOKS_H
+#define GF_HOOKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+typedef struct gf_lua gf_lua;
+
+typedef struct gf_lua_limits {
+  size_t memory_bytes;   /* 0: default (64 MiB) */
+  uint64_t instructions; /* per call; 0: default (10^8) */
+} gf_lua_limits;
+
+gf_status gf_lua_open(gf_lua **out, const gf_lua_limits *limits, gf_diag *diag);
+void gf_lua_close(gf_lua *lua);
+
+/* Sets the read-only `params` table the hooks see. */
+void gf_lua_set_params(gf_lua *lua, const char *const *names, const double *values, int count);
+
+/* Loads and runs a hook file (text only). Errors, including a missing file,
+ * are reported through `diag` at `loc` (where the workflow names the file). */
+gf_status gf_lua_load_file(gf_lua *lua, const char *path, gf_diag *diag, gf_loc loc);
+
+/* Looks up a global function defined by the loaded files and returns its id. */
+gf_status gf_lua_find(gf_lua *lua, const char *function, int *hook_id, gf_diag *diag, gf_loc loc);
+
+/* Calls hook `hook_id` with numeric arguments; the hook must return a number
+ * (or nothing, when `result` is NULL). `hook_name` and `context` ("task 'step',
+ * step 12") go into any error message. */
+gf_status gf_lua_call(gf_lua *lua, int hook_id, const double *args, int nargs, double *result,
+                      const char *hook_name, const char *context);
+
+#endif

@@ -1,0 +1,2 @@
+-- Never finishes loading.
+while true do end

@@ -1,0 +1,479 @@
+/* backend_cpu.c - the CPU backend: every stream is a worker thread with a
+ * bounded in-order queue, events are (stream, ticket) pairs.
+ *
+ * Each stream counts operations `submitted` (by the host) and `completed` (by
+ * its worker). Recording an event enqueues nothing: it captures the stream's
+ * submitted count, and the event is complete once the completed count reaches
+ * it. A wait is a queue entry carrying that pair by value, so re-recording the
+ * event later does not move a wait already issued (HIP semantics).
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "backend.h"
+
+#define CPU_DEFAULT_QUEUE_DEPTH 1024
+#define CPU_ALLOC_ALIGNMENT 64
+/* Spin this long on a completed count before sleeping: most waits between
+ * short operations end sooner than a condition-variable wake-up would. */
+#define CPU_SPIN_NS 4000
+
+typedef enum cpu_op_kind { CPU_OP_COPY, CPU_OP_KERNEL, CPU_OP_WAIT } cpu_op_kind;
+
+typedef struct cpu_op {
+  cpu_op_kind kind;
+  gf_tag tag;
+  union {
+    struct {
+      void *dst;
+      const void *src;
+      size_t bytes;
+    } copy;
+    struct {
+      const gf_kernel *kernel;
+      _Alignas(max_align_t) unsigned char args[GF_MAX_KERNEL_ARGS_SIZE];
+    } kernel;
+    struct {
+      gf_stream *stream;
+      int64_t ticket;
+    } wait;
+  };
+} cpu_op;
+
+typedef struct cpu_backend cpu_backend;
+
+struct gf_stream {
+  cpu_backend *backend;
+  pthread_t thread;
+  pthread_mutex_t lock; /* guards everything below but `completed`'s fast reads */
+  pthread_cond_t work;  /* the worker: an entry arrived or it should stop */
+  pthread_cond_t space; /* producers: a slot was freed */
+  pthread_cond_t done;  /* waiters: `completed` grew */
+  cpu_op *ring;
+  size_t capacity, head, count;
+  int64_t submitted;
+  _Atomic int64_t completed; /* written under `lock`, read without it when spinning */
+  int stopping;
+  gf_stream *prev, *next; /* the backend's list */
+};
+
+struct gf_event {
+  gf_stream *stream; /* NULL until recorded: an unrecorded event is complete */
+  int64_t ticket;
+  gf_event *prev, *next;
+};
+
+struct cpu_backend {
+  gf_backend base; /* first, so a gf_backend * is a cpu_backend * */
+  int threads;
+  int queue_depth;
+  int timing_on;        /* options->timing: fill base.timing once the executor sets it */
+  pthread_mutex_t lock; /* guards the lists */
+  gf_stream *streams;
+  gf_event *events;
+};
+
+static cpu_backend *cpu_of(gf_backend *b) {
+  return (cpu_backend *)b;
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static gf_status cpu_fail(gf_backend *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static gf_status cpu_fail(gf_backend *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(b->error, sizeof b->error, fmt, ap);
+  va_end(ap);
+  return GF_INTERNAL;
+}
+
+/* ---- waiting --------------------------------------------------------- */
+
+static int stream_reached(gf_stream *s, int64_t ticket) {
+  return atomic_load_explicit(&s->completed, memory_order_acquire) >= ticket;
+}
+
+/* Blocks until `s` has completed `ticket` operations. */
+static void stream_wait_ticket(gf_stream *s, int64_t ticket) {
+  if (stream_reached(s, ticket)) return;
+  int64_t spin_end = now_ns() + CPU_SPIN_NS;
+  while (now_ns() < spin_end)
+    if (stream_reached(s, ticket)) return;
+  pthread_mutex_lock(&s->lock);
+  while (atomic_load_explicit(&s->completed, memory_order_relaxed) < ticket)
+    pthread_cond_wait(&s->done, &s->lock);
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- the worker ------------------------------------------------------ */
+
+static void op_run(cpu_backend *cb, const cpu_op *op) {
+  gf_task_timing *timing =
+      cb->timing_on && op->kind != CPU_OP_WAIT && op->tag.task >= 0 ? cb->base.timing : NULL;
+  int64_t start = timing ? now_ns() : 0;
+  switch (op->kind) {
+    case CPU_OP_COPY:
+      /* memmove: a copy of an allocation onto itself is harmless on a GPU. */
+      if (op->copy.bytes) memmove(op->copy.dst, op->copy.src, op->copy.bytes);
+      break;
+    case CPU_OP_KERNEL:
+      op->kernel.kernel->run_cpu(op->kernel.args);
+      break;
+    case CPU_OP_WAIT:
+      stream_wait_ticket(op->wait.stream, op->wait.ticket);
+      break;
+  }
+  if (timing) {
+    gf_task_timing *t = &timing[op->tag.task];
+    atomic_fetch_add_explicit(&t->busy_ns, now_ns() - start, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
+  }
+}
+
+static void *stream_worker(void *arg) {
+  gf_stream *s = arg;
+  cpu_backend *cb = s->backend;
+#ifdef _OPENMP
+  /* The OpenMP thread count is per thread: set it where the kernels run. */
+  if (cb->threads > 0) omp_set_num_threads(cb->threads);
+#endif
+  pthread_mutex_lock(&s->lock);
+  for (;;) {
+    while (s->count == 0 && !s->stopping) pthread_cond_wait(&s->work, &s->lock);
+    if (s->count == 0) break; /* stopping and drained */
+    /* The slot stays owned by the queue until the operation has run, so
+     * producers cannot overwrite it and it needs no copy. */
+    const cpu_op *op = &s->ring[s->head];
+    pthread_mutex_unlock(&s->lock);
+    op_run(cb, op);
+    pthread_mutex_lock(&s->lock);
+    s->head = (s->head + 1) % s->capacity;
+    s->count--;
+    atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+    pthread_cond_signal(&s->space);
+    pthread_cond_broadcast(&s->done);
+  }
+  pthread_mutex_unlock(&s->lock);
+  return NULL;
+}
+
+/* Returns a free slot with `s->lock` held, after waiting for one while the
+ * queue is full (the host's backpressure). Finish with stream_commit(). */
+static cpu_op *stream_reserve(gf_stream *s) {
+  pthread_mutex_lock(&s->lock);
+  while (s->count == s->capacity) pthread_cond_wait(&s->space, &s->lock);
+  return &s->ring[(s->head + s->count) % s->capacity];
+}
+
+static void stream_commit(gf_stream *s) {
+  s->count++;
+  s->submitted++;
+  pthread_cond_signal(&s->work);
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- streams --------------------------------------------------------- */
+
+static gf_status cpu_stream_create(gf_backend *b, gf_stream **out) {
+  cpu_backend *cb = cpu_of(b);
+  gf_stream *s = gf_xcalloc(1, sizeof *s);
+  s->backend = cb;
+  s->capacity = (size_t)cb->queue_depth;
+  s->ring = gf_xcalloc(s->capacity, sizeof *s->ring);
+  atomic_init(&s->completed, 0);
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_cond_init(&s->work, NULL);
+  pthread_cond_init(&s->space, NULL);
+  pthread_cond_init(&s->done, NULL);
+  int err = pthread_create(&s->thread, NULL, stream_worker, s);
+  if (err) {
+    pthread_cond_destroy(&s->done);
+    pthread_cond_destroy(&s->space);
+    pthread_cond_destroy(&s->work);
+    pthread_mutex_destroy(&s->lock);
+    free(s->ring);
+    free(s);
+    return cpu_fail(b, "cannot start a stream worker thread: pthread_create: %s", strerror(err));
+  }
+  pthread_mutex_lock(&cb->lock);
+  s->next = cb->streams;
+  if (cb->streams) cb->streams->prev = s;
+  cb->streams = s;
+  pthread_mutex_unlock(&cb->lock);
+  *out = s;
+  return GF_OK;
+}
+
+/* Runs what is queued, then stops the worker and frees the stream. */
+static void stream_drain_and_free(gf_stream *s) {
+  pthread_mutex_lock(&s->lock);
+  s->stopping = 1;
+  pthread_cond_signal(&s->work);
+  pthread_mutex_unlock(&s->lock);
+  pthread_join(s->thread, NULL);
+  pthread_cond_destroy(&s->done);
+  pthread_cond_destroy(&s->space);
+  pthread_cond_destroy(&s->work);
+  pthread_mutex_destroy(&s->lock);
+  free(s->ring);
+  free(s);
+}
+
+static void cpu_stream_destroy(gf_backend *b, gf_stream *s) {
+  if (!s) return;
+  cpu_backend *cb = cpu_of(b);
+  pthread_mutex_lock(&cb->lock);
+  if (s->prev)
+    s->prev->next = s->next;
+  else
+    cb->streams = s->next;
+  if (s->next) s->next->prev = s->prev;
+  pthread_mutex_unlock(&cb->lock);
+  stream_drain_and_free(s);
+}
+
+static gf_status cpu_stream_synchronize(gf_backend *b, gf_stream *s) {
+  (void)b;
+  pthread_mutex_lock(&s->lock);
+  int64_t target = s->submitted;
+  pthread_mutex_unlock(&s->lock);
+  stream_wait_ticket(s, target);
+  return GF_OK;
+}
+
+/* ---- events ---------------------------------------------------------- */
+
+static gf_status cpu_event_create(gf_backend *b, gf_event **out) {
+  cpu_backend *cb = cpu_of(b);
+  gf_event *e = gf_xcalloc(1, sizeof *e);
+  pthread_mutex_lock(&cb->lock);
+  e->next = cb->events;
+  if (cb->events) cb->events->prev = e;
+  cb->events = e;
+  pthread_mutex_unlock(&cb->lock);
+  *out = e;
+  return GF_OK;
+}
+
+static void cpu_event_destroy(gf_backend *b, gf_event *e) {
+  if (!e) return;
+  cpu_backend *cb = cpu_of(b);
+  pthread_mutex_lock(&cb->lock);
+  if (e->prev)
+    e->prev->next = e->next;
+  else
+    cb->events = e->next;
+  if (e->next) e->next->prev = e->prev;
+  pthread_mutex_unlock(&cb->lock);
+  free(e);
+}
+
+static gf_status cpu_event_record(gf_backend *b, gf_event *e, gf_stream *s) {
+  (void)b;
+  pthread_mutex_lock(&s->lock);
+  int64_t ticket = s->submitted;
+  pthread_mutex_unlock(&s->lock);
+  e->stream = s;
+  e->ticket = ticket;
+  return GF_OK;
+}
+
+static gf_status cpu_stream_wait_event(gf_backend *b, gf_stream *s, gf_event *e) {
+  (void)b;
+  gf_stream *target = e->stream;
+  int64_t ticket = e->ticket;
+  /* In-order execution already satisfies a wait on the stream's own work. */
+  if (!target || target == s || stream_reached(target, ticket)) return GF_OK;
+  cpu_op *op = stream_reserve(s);
+  op->kind = CPU_OP_WAIT;
+  op->tag = (gf_tag){-1, -1};
+  op->wait.stream = target;
+  op->wait.ticket = ticket;
+  stream_commit(s);
+  return GF_OK;
+}
+
+static gf_status cpu_event_synchronize(gf_backend *b, gf_event *e) {
+  (void)b;
+  if (e->stream) stream_wait_ticket(e->stream, e->ticket);
+  return GF_OK;
+}
+
+/* ---- memory ---------------------------------------------------------- */
+
+static const char *cpu_space_name(gf_space space) {
+  static const char *const names[GF_SPACE_COUNT] = {"device", "managed", "pinned", "host", "pool"};
+  return (unsigned)space < GF_SPACE_COUNT ? names[space] : "unknown";
+}
+
+static gf_status cpu_alloc(gf_backend *b, gf_space space, size_t bytes, void **out) {
+  *out = NULL;
+  if ((unsigned)space >= GF_SPACE_COUNT) return cpu_fail(b, "unknown memory space %d", (int)space);
+  /* Every space is ordinary host memory here; aligned_alloc needs a whole
+   * number of alignments, and a zero-byte request still gets a pointer. */
+  void *p = NULL;
+  if (bytes <= SIZE_MAX - (CPU_ALLOC_ALIGNMENT - 1)) {
+    size_t rounded = (bytes + CPU_ALLOC_ALIGNMENT - 1) / CPU_ALLOC_ALIGNMENT * CPU_ALLOC_ALIGNMENT;
+    p = aligned_alloc(CPU_ALLOC_ALIGNMENT, rounded ? rounded : CPU_ALLOC_ALIGNMENT);
+  }
+  if (!p)
+    return cpu_fail(b, "cannot allocate %zu bytes of host memory for %s space", bytes,
+                    cpu_space_name(space));
+  *out = p;
+  return GF_OK;
+}
+
+static void cpu_free(gf_backend *b, gf_space space, void *ptr) {
+  (void)b;
+  (void)space;
+  free(ptr);
+}
+
+static size_t cpu_bytes_free(gf_backend *b, gf_space space) {
+  (void)b;
+  (void)space;
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kib = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+  fclose(f);
+  return (size_t)kib * 1024;
+}
+
+/* ---- work ------------------------------------------------------------ */
+
+static gf_status cpu_copy_async(gf_backend *b, gf_stream *s, void *dst, const void *src,
+                                size_t bytes, gf_tag tag) {
+  (void)b;
+  cpu_op *op = stream_reserve(s);
+  op->kind = CPU_OP_COPY;
+  op->tag = tag;
+  op->copy.dst = dst;
+  op->copy.src = src;
+  op->copy.bytes = bytes;
+  stream_commit(s);
+  return GF_OK;
+}
+
+static gf_status cpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel, const void *args,
+                            gf_tag tag) {
+  if (!kernel->run_cpu) return cpu_fail(b, "kernel '%s' has no CPU implementation", kernel->name);
+  if (kernel->args_size > GF_MAX_KERNEL_ARGS_SIZE)
+    return cpu_fail(b, "kernel '%s' has %zu bytes of arguments, more than %d", kernel->name,
+                    kernel->args_size, GF_MAX_KERNEL_ARGS_SIZE);
+  cpu_op *op = stream_reserve(s);
+  op->kind = CPU_OP_KERNEL;
+  op->tag = tag;
+  op->kernel.kernel = kernel;
+  if (kernel->args_size) memcpy(op->kernel.args, args, kernel->args_size);
+  stream_commit(s);
+  return GF_OK;
+}
+
+static gf_status cpu_synchronize(gf_backend *b) {
+  cpu_backend *cb = cpu_of(b);
+  pthread_mutex_lock(&cb->lock);
+  for (gf_stream *s = cb->streams; s; s = s->next) cpu_stream_synchronize(b, s);
+  pthread_mutex_unlock(&cb->lock);
+  return GF_OK;
+}
+
+static void cpu_destroy(gf_backend *b) {
+  if (!b) return;
+  cpu_backend *cb = cpu_of(b);
+  /* Drain every stream before freeing any: a queued wait may refer to another. */
+  for (gf_stream *s = cb->streams; s; s = s->next) cpu_stream_synchronize(b, s);
+  while (cb->streams) {
+    gf_stream *s = cb->streams;
+    cb->streams = s->next;
+    stream_drain_and_free(s);
+  }
+  while (cb->events) {
+    gf_event *e = cb->events;
+    cb->events = e->next;
+    free(e);
+  }
+  pthread_mutex_destroy(&cb->lock);
+  free(cb);
+}
+
+static const gf_backend_ops cpu_ops = {
+    .stream_create = cpu_stream_create,
+    .stream_destroy = cpu_stream_destroy,
+    .stream_synchronize = cpu_stream_synchronize,
+    .event_create = cpu_event_create,
+    .event_destroy = cpu_event_destroy,
+    .event_record = cpu_event_record,
+    .stream_wait_event = cpu_stream_wait_event,
+    .event_synchronize = cpu_event_synchronize,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .bytes_free = cpu_bytes_free,
+    .copy_async = cpu_copy_async,
+    .launch = cpu_launch,
+    .synchronize = cpu_synchronize,
+    .destroy = cpu_destroy,
+};
+
+/* "4.5" for the _OPENMP date the compiler defines. */
+static const char *openmp_version(void) {
+#ifdef _OPENMP
+  static const struct {
+    long date;
+    const char *version;
+  } versions[] = {{202111, "5.2"}, {202011, "5.1"}, {201811, "5.0"}, {201511, "4.5"},
+                  {201307, "4.0"}, {201107, "3.1"}, {200805, "3.0"}};
+  for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
+    if (_OPENMP >= versions[i].date) return versions[i].version;
+  return "2.5";
+#else
+  return NULL;
+#endif
+}
+
+gf_status gf_backend_cpu_create(const gf_backend_options *options, gf_backend **out) {
+  cpu_backend *cb = gf_xcalloc(1, sizeof *cb);
+  cb->base.ops = &cpu_ops;
+  cb->base.name = "cpu";
+  cb->base.can_run_kernels_on_host_memory = 1;
+  cb->threads = options ? options->threads : 0;
+  cb->queue_depth =
+      options && options->queue_depth > 0 ? options->queue_depth : CPU_DEFAULT_QUEUE_DEPTH;
+  cb->timing_on = options ? options->timing : 0;
+  pthread_mutex_init(&cb->lock, NULL);
+
+#ifdef _OPENMP
+  int cores = omp_get_num_procs();
+#else
+  int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+  const char *omp = openmp_version();
+  double gib = (double)cpu_bytes_free(&cb->base, GF_SPACE_HOST) / (1024.0 * 1024.0 * 1024.0);
+  char threads[48] = "";
+  if (cb->threads > 0) snprintf(threads, sizeof threads, ", %d threads per kernel", cb->threads);
+  snprintf(cb->base.description, sizeof cb->base.description,
+           "CPU backend: %d cores%s, %s%s, %.1f GiB available", cores, threads,
+           omp ? "OpenMP " : "no OpenMP", omp ? omp : "", gib);
+  *out = &cb->base;
+  return GF_OK;
+}

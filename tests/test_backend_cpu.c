@@ -1,0 +1,586 @@
+/* test_backend_cpu.c - the CPU backend: stream order, events, concurrency,
+ * backpressure, timing and tear-down.
+ *
+ * The kernels here do test work (sleep, set a flag, wait for a flag) so that
+ * ordering is observed through values, not through elapsed time. A kernel that
+ * waits gives up after WAIT_TIMEOUT_NS and reports it, so a broken backend
+ * fails a check instead of hanging the test.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "backend.h"
+#include "check.h"
+
+#define WAIT_TIMEOUT_NS (5 * 1000000000LL)
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_us(int us) {
+  struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* 1 when *counter reaches target within WAIT_TIMEOUT_NS, else 0. */
+static int wait_for_count(_Atomic int *counter, int target) {
+  int64_t end = now_ns() + WAIT_TIMEOUT_NS;
+  while (atomic_load(counter) < target) {
+    if (now_ns() > end) return 0;
+    sleep_us(100);
+  }
+  return 1;
+}
+
+static const gf_param no_params[] = {{NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL}};
+
+/* append: sleeps, then appends `value` to a log. */
+typedef struct append_args {
+  int *log;
+  _Atomic int *length;
+  int value;
+  int sleep_us;
+} append_args;
+
+static void append_run(const void *args) {
+  const append_args *a = args;
+  if (a->sleep_us) sleep_us(a->sleep_us);
+  a->log[atomic_fetch_add(a->length, 1)] = a->value;
+}
+
+static const gf_kernel append_kernel = {
+    .name = "append", .params = no_params, .args_size = sizeof(append_args), .run_cpu = append_run};
+
+/* set: sleeps, then stores `value` into a flag. */
+typedef struct set_args {
+  _Atomic int *flag;
+  int value;
+  int sleep_us;
+} set_args;
+
+static void set_run(const void *args) {
+  const set_args *a = args;
+  if (a->sleep_us) sleep_us(a->sleep_us);
+  atomic_store(a->flag, a->value);
+}
+
+static const gf_kernel set_kernel = {
+    .name = "set", .params = no_params, .args_size = sizeof(set_args), .run_cpu = set_run};
+
+/* observe: records what a flag holds now, then announces it ran. */
+typedef struct observe_args {
+  _Atomic int *flag;
+  int *seen;
+  _Atomic int *ran; /* may be NULL */
+} observe_args;
+
+static void observe_run(const void *args) {
+  const observe_args *a = args;
+  *a->seen = atomic_load(a->flag);
+  if (a->ran) atomic_store(a->ran, 1);
+}
+
+static const gf_kernel observe_kernel = {.name = "observe",
+                                         .params = no_params,
+                                         .args_size = sizeof(observe_args),
+                                         .run_cpu = observe_run};
+
+/* meet: adds `add` to a counter, then waits until it reaches `target`. With
+ * add 0 it is a gate the host opens; with add 1 and target 2 a rendezvous. */
+typedef struct meet_args {
+  _Atomic int *counter;
+  int add;
+  int target;
+  int *met; /* 1: the target was reached, 0: timed out */
+} meet_args;
+
+static void meet_run(const void *args) {
+  const meet_args *a = args;
+  if (a->add) atomic_fetch_add(a->counter, a->add);
+  *a->met = wait_for_count(a->counter, a->target);
+}
+
+static const gf_kernel meet_kernel = {
+    .name = "meet", .params = no_params, .args_size = sizeof(meet_args), .run_cpu = meet_run};
+
+#ifdef _OPENMP
+/* omp_threads: the OpenMP team size a kernel gets, and a parallel fill. */
+typedef struct omp_args {
+  int *max_threads;
+  int *cells;
+  int n;
+} omp_args;
+
+static void omp_run(const void *args) {
+  const omp_args *a = args;
+  *a->max_threads = omp_get_max_threads();
+#pragma omp parallel for
+  for (int i = 0; i < a->n; i++) a->cells[i] = 3 * i + 1;
+}
+
+static const gf_kernel omp_kernel = {
+    .name = "omp", .params = no_params, .args_size = sizeof(omp_args), .run_cpu = omp_run};
+#endif
+
+static const gf_tag no_tag = {-1, -1};
+
+static gf_backend *backend_with(int threads, int queue_depth, int timing) {
+  gf_backend_options options = {
+      .device = -1, .threads = threads, .queue_depth = queue_depth, .timing = timing};
+  gf_backend *b = NULL;
+  if (gf_backend_cpu_create(&options, &b) != GF_OK) return NULL;
+  return b;
+}
+
+static gf_status launch_append(gf_backend *b, gf_stream *s, int *log, _Atomic int *length,
+                               int value, int sleep, gf_tag tag) {
+  append_args a = {log, length, value, sleep};
+  return b->ops->launch(b, s, &append_kernel, &a, tag);
+}
+
+static void test_identity(void) {
+  gf_backend *b = backend_with(3, 0, 0);
+  CHECK(b != NULL);
+  if (!b) return;
+  CHECK_STR(b->name, "cpu");
+  CHECK_INT(b->can_run_kernels_on_host_memory, 1);
+  CHECK(strncmp(b->description, "CPU backend: ", 13) == 0);
+  CHECK(strstr(b->description, " cores, 3 threads per kernel, ") != NULL);
+  CHECK(strstr(b->description, " GiB available") != NULL);
+  CHECK(b->ops->bytes_free(b, GF_SPACE_HOST) > 0);
+  b->ops->destroy(b);
+}
+
+static void test_in_order_on_one_stream(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  int log[20] = {0};
+  _Atomic int length = 0;
+  /* Earlier operations sleep longer: out-of-order running would show. */
+  for (int i = 0; i < 20; i++)
+    CHECK_INT(launch_append(b, s, log, &length, i, (20 - i) * 200, no_tag), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  CHECK_INT(atomic_load(&length), 20);
+  for (int i = 0; i < 20; i++) CHECK_INT(log[i], i);
+  b->ops->stream_destroy(b, s);
+  b->ops->destroy(b);
+}
+
+static void test_copy(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  enum { N = 1000 };
+  double *src = NULL, *mid = NULL, *dst = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, N * sizeof(double), (void **)&src), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, N * sizeof(double), (void **)&mid), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_HOST, N * sizeof(double), (void **)&dst), GF_OK);
+  if (!src || !mid || !dst) return;
+  CHECK_INT((uintptr_t)src % 64, 0);
+  CHECK_INT((uintptr_t)mid % 64, 0);
+  CHECK_INT((uintptr_t)dst % 64, 0);
+  for (int i = 0; i < N; i++) src[i] = 0.5 * i, mid[i] = -1.0, dst[i] = -2.0;
+  gf_tag tag = {0, 7};
+  CHECK_INT(b->ops->copy_async(b, s, mid, src, N * sizeof(double), tag), GF_OK);
+  /* The second copy reads what the first wrote: only in order is it right. */
+  CHECK_INT(b->ops->copy_async(b, s, dst + 10, mid + 20, 100 * sizeof(double), tag), GF_OK);
+  CHECK_INT(b->ops->copy_async(b, s, dst, src, 0, tag), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  int mid_ok = 1, dst_ok = 1;
+  for (int i = 0; i < N; i++) {
+    if (mid[i] != 0.5 * i) mid_ok = 0;
+    double expected = (i >= 10 && i < 110) ? 0.5 * (i + 10) : -2.0;
+    if (dst[i] != expected) dst_ok = 0;
+  }
+  CHECK(mid_ok);
+  CHECK(dst_ok);
+  b->ops->free(b, GF_SPACE_PINNED, src);
+  b->ops->free(b, GF_SPACE_DEVICE, mid);
+  b->ops->free(b, GF_SPACE_HOST, dst);
+  /* Every space hands out memory, even for zero bytes. */
+  for (int space = 0; space < GF_SPACE_COUNT; space++) {
+    void *p = NULL;
+    CHECK_INT(b->ops->alloc(b, (gf_space)space, 0, &p), GF_OK);
+    CHECK(p != NULL);
+    b->ops->free(b, (gf_space)space, p);
+  }
+  b->ops->destroy(b);
+}
+
+static void test_alloc_failure(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  void *p = &p;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, SIZE_MAX, &p), GF_INTERNAL);
+  CHECK(p == NULL);
+  char expected[128];
+  snprintf(expected, sizeof expected, "cannot allocate %zu bytes of host memory for pinned space",
+           (size_t)SIZE_MAX);
+  CHECK_STR(b->error, expected);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_COUNT, 8, &p), GF_INTERNAL);
+  CHECK_STR(b->error, "unknown memory space 5");
+  b->ops->destroy(b);
+}
+
+static void test_launch_errors(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  static const gf_kernel gpu_only = {.name = "gpu_only", .params = no_params, .args_size = 8};
+  static const gf_kernel too_big = {
+      .name = "too_big", .params = no_params, .args_size = 600, .run_cpu = set_run};
+  char args[600] = {0};
+  CHECK_INT(b->ops->launch(b, s, &gpu_only, args, no_tag), GF_INTERNAL);
+  CHECK_STR(b->error, "kernel 'gpu_only' has no CPU implementation");
+  CHECK_INT(b->ops->launch(b, s, &too_big, args, no_tag), GF_INTERNAL);
+  CHECK_STR(b->error, "kernel 'too_big' has 600 bytes of arguments, more than 512");
+  b->ops->destroy(b);
+}
+
+/* Stream B waits on an event recorded after a slow operation on A. */
+static void test_event_orders_streams(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *a = NULL, *s = NULL;
+  gf_event *e = NULL;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  _Atomic int flag = 0;
+  int seen = -1;
+  set_args set = {&flag, 1, 50000};
+  CHECK_INT(b->ops->launch(b, a, &set_kernel, &set, no_tag), GF_OK);
+  CHECK_INT(b->ops->event_record(b, e, a), GF_OK);
+  CHECK_INT(b->ops->stream_wait_event(b, s, e), GF_OK);
+  /* The wait holds what the event captured, not the event itself. */
+  b->ops->event_destroy(b, e);
+  observe_args observe = {&flag, &seen, NULL};
+  CHECK_INT(b->ops->launch(b, s, &observe_kernel, &observe, no_tag), GF_OK);
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  CHECK_INT(seen, 1);
+  b->ops->destroy(b);
+}
+
+/* A wait issued before the event is re-recorded must not wait for the work
+ * the re-recording captures. Here that later work (a gate on A) only opens
+ * once B's operation after the wait has run, so a wrong wait deadlocks until
+ * the gate times out. */
+static void test_rerecord_does_not_move_earlier_wait(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *a = NULL, *s = NULL;
+  gf_event *e = NULL;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  _Atomic int host_go = 0, x = 0, b_ran = 0;
+  int held = -1, seen = -1, gate_opened = -1;
+  /* Hold B so its wait cannot run before the event is re-recorded. */
+  meet_args hold = {&host_go, 0, 1, &held};
+  CHECK_INT(b->ops->launch(b, s, &meet_kernel, &hold, no_tag), GF_OK);
+  set_args set = {&x, 1, 0};
+  CHECK_INT(b->ops->launch(b, a, &set_kernel, &set, no_tag), GF_OK);
+  CHECK_INT(b->ops->event_record(b, e, a), GF_OK);
+  CHECK_INT(b->ops->stream_wait_event(b, s, e), GF_OK);
+  observe_args observe = {&x, &seen, &b_ran};
+  CHECK_INT(b->ops->launch(b, s, &observe_kernel, &observe, no_tag), GF_OK);
+  meet_args gate = {&b_ran, 0, 1, &gate_opened};
+  CHECK_INT(b->ops->launch(b, a, &meet_kernel, &gate, no_tag), GF_OK);
+  CHECK_INT(b->ops->event_record(b, e, a), GF_OK);
+  atomic_store(&host_go, 1);
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  CHECK_INT(held, 1);
+  CHECK_INT(seen, 1);
+  CHECK_INT(gate_opened, 1);
+  /* The re-recorded event now covers the gate too. */
+  CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
+  b->ops->destroy(b);
+}
+
+static void test_wait_on_own_stream(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *a = NULL;
+  gf_event *e = NULL;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  _Atomic int flag = 0;
+  int seen = -1;
+  set_args set = {&flag, 1, 20000};
+  CHECK_INT(b->ops->launch(b, a, &set_kernel, &set, no_tag), GF_OK);
+  CHECK_INT(b->ops->event_record(b, e, a), GF_OK);
+  CHECK_INT(b->ops->stream_wait_event(b, a, e), GF_OK);
+  observe_args observe = {&flag, &seen, NULL};
+  CHECK_INT(b->ops->launch(b, a, &observe_kernel, &observe, no_tag), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, a), GF_OK);
+  CHECK_INT(seen, 1);
+  b->ops->destroy(b);
+}
+
+/* event_synchronize waits for the captured work and not for what follows. */
+static void test_event_synchronize(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *a = NULL;
+  gf_event *e = NULL;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  _Atomic int flag = 0, open = 0;
+  int opened = -1;
+  set_args set = {&flag, 1, 30000};
+  CHECK_INT(b->ops->launch(b, a, &set_kernel, &set, no_tag), GF_OK);
+  CHECK_INT(b->ops->event_record(b, e, a), GF_OK);
+  meet_args gate = {&open, 0, 1, &opened};
+  CHECK_INT(b->ops->launch(b, a, &meet_kernel, &gate, no_tag), GF_OK);
+  CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
+  CHECK_INT(atomic_load(&flag), 1);
+  atomic_store(&open, 1);
+  CHECK_INT(b->ops->stream_synchronize(b, a), GF_OK);
+  CHECK_INT(opened, 1);
+  b->ops->destroy(b);
+}
+
+/* stream_synchronize waits for its stream and not for another. */
+static void test_stream_synchronize(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *a = NULL, *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  _Atomic int flag = 0, open = 0;
+  int opened = -1;
+  meet_args gate = {&open, 0, 1, &opened};
+  CHECK_INT(b->ops->launch(b, s, &meet_kernel, &gate, no_tag), GF_OK);
+  set_args set = {&flag, 1, 30000};
+  CHECK_INT(b->ops->launch(b, a, &set_kernel, &set, no_tag), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, a), GF_OK);
+  CHECK_INT(atomic_load(&flag), 1);
+  atomic_store(&open, 1);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  CHECK_INT(opened, 1);
+  b->ops->destroy(b);
+}
+
+/* Each kernel returns only once the other has started: both must run at once. */
+static void test_streams_run_concurrently(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *a = NULL, *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  _Atomic int arrived = 0;
+  int met_a = -1, met_b = -1;
+  meet_args on_a = {&arrived, 1, 2, &met_a}, on_b = {&arrived, 1, 2, &met_b};
+  CHECK_INT(b->ops->launch(b, a, &meet_kernel, &on_a, no_tag), GF_OK);
+  CHECK_INT(b->ops->launch(b, s, &meet_kernel, &on_b, no_tag), GF_OK);
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  CHECK_INT(met_a, 1);
+  CHECK_INT(met_b, 1);
+  b->ops->destroy(b);
+}
+
+static void test_backpressure_keeps_order(void) {
+  gf_backend *b = backend_with(0, 2, 0);
+  gf_stream *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  int log[100] = {0};
+  _Atomic int length = 0;
+  CHECK_INT(launch_append(b, s, log, &length, 0, 20000, no_tag), GF_OK);
+  for (int i = 1; i < 100; i++) CHECK_INT(launch_append(b, s, log, &length, i, 0, no_tag), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  CHECK_INT(atomic_load(&length), 100);
+  int in_order = 1;
+  for (int i = 0; i < 100; i++)
+    if (log[i] != i) in_order = 0;
+  CHECK(in_order);
+  b->ops->destroy(b);
+}
+
+typedef struct producer {
+  gf_backend *b;
+  gf_stream *s;
+  int *log;
+  _Atomic int *length;
+  _Atomic int issued;
+} producer;
+
+static void *produce(void *arg) {
+  producer *p = arg;
+  for (int i = 0; i < 10; i++) {
+    launch_append(p->b, p->s, p->log, p->length, i, 0, no_tag);
+    atomic_fetch_add(&p->issued, 1);
+  }
+  return NULL;
+}
+
+/* With a queue of 2 behind a closed gate, the second enqueue must block. */
+static void test_enqueue_blocks_when_full(void) {
+  gf_backend *b = backend_with(0, 2, 0);
+  gf_stream *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  _Atomic int open = 0, length = 0;
+  int opened = -1, log[10] = {0};
+  meet_args gate = {&open, 0, 1, &opened};
+  CHECK_INT(b->ops->launch(b, s, &meet_kernel, &gate, no_tag), GF_OK);
+  producer p = {b, s, log, &length, 0};
+  pthread_t thread;
+  CHECK_INT(pthread_create(&thread, NULL, produce, &p), 0);
+  CHECK(wait_for_count(&p.issued, 1));
+  /* Only a failure can be timing-dependent here: a non-blocking queue would
+   * have taken all ten long before this. */
+  sleep_us(50000);
+  CHECK_INT(atomic_load(&p.issued), 1);
+  CHECK_INT(atomic_load(&length), 0);
+  atomic_store(&open, 1);
+  pthread_join(thread, NULL);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  CHECK_INT(opened, 1);
+  CHECK_INT(atomic_load(&p.issued), 10);
+  CHECK_INT(atomic_load(&length), 10);
+  for (int i = 0; i < 10; i++) CHECK_INT(log[i], i);
+  b->ops->destroy(b);
+}
+
+static void init_timings(gf_task_timing *timings, int n) {
+  for (int i = 0; i < n; i++) {
+    atomic_init(&timings[i].busy_ns, 0);
+    atomic_init(&timings[i].count, 0);
+  }
+}
+
+static void test_timing_counts(void) {
+  gf_backend *b = backend_with(0, 0, 1);
+  gf_task_timing timings[3];
+  init_timings(timings, 3);
+  b->timing = timings;
+  gf_stream *a = NULL, *s = NULL;
+  gf_event *e = NULL;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  int log[16] = {0};
+  _Atomic int length = 0;
+  char from[64] = "abc", to[64] = {0};
+  /* The first sleeps so that the wait below is really queued. */
+  for (int i = 0; i < 5; i++)
+    CHECK_INT(launch_append(b, a, log, &length, i, i == 0 ? 20000 : 0, (gf_tag){0, i}), GF_OK);
+  CHECK_INT(b->ops->event_record(b, e, a), GF_OK);
+  /* gflow's own work (task -1) and waits are not counted. */
+  CHECK_INT(b->ops->stream_wait_event(b, s, e), GF_OK);
+  CHECK_INT(launch_append(b, s, log, &length, 5, 0, no_tag), GF_OK);
+  CHECK_INT(b->ops->copy_async(b, s, to, from, sizeof from, no_tag), GF_OK);
+  for (int i = 0; i < 3; i++)
+    CHECK_INT(b->ops->copy_async(b, s, to, from, sizeof from, (gf_tag){1, i}), GF_OK);
+  CHECK_INT(launch_append(b, a, log, &length, 6, 2000, (gf_tag){2, 0}), GF_OK);
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  CHECK_INT(atomic_load(&length), 7);
+  CHECK_INT(atomic_load(&timings[0].count), 5);
+  CHECK_INT(atomic_load(&timings[1].count), 3);
+  CHECK_INT(atomic_load(&timings[2].count), 1);
+  /* The kernel slept 2 ms, so at least that much was measured. */
+  CHECK(atomic_load(&timings[2].busy_ns) >= 2000000);
+  CHECK_STR(to, "abc");
+  b->ops->destroy(b);
+
+  /* With timing off the counters stay untouched even when the pointer is set. */
+  b = backend_with(0, 0, 0);
+  init_timings(timings, 3);
+  b->timing = timings;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(launch_append(b, a, log, &length, 7, 0, (gf_tag){0, 0}), GF_OK);
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  CHECK_INT(atomic_load(&timings[0].count), 0);
+  CHECK_INT(atomic_load(&timings[0].busy_ns), 0);
+  b->ops->destroy(b);
+}
+
+static void test_destroy_drains_queued_work(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *a = NULL, *s = NULL, *c = NULL;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &c), GF_OK);
+  int log_a[5] = {0}, log_b[5] = {0}, log_c[5] = {0};
+  _Atomic int length_a = 0, length_b = 0, length_c = 0;
+  for (int i = 0; i < 5; i++) {
+    CHECK_INT(launch_append(b, a, log_a, &length_a, i, 2000, no_tag), GF_OK);
+    CHECK_INT(launch_append(b, s, log_b, &length_b, 10 + i, 2000, no_tag), GF_OK);
+    CHECK_INT(launch_append(b, c, log_c, &length_c, 20 + i, 2000, no_tag), GF_OK);
+  }
+  b->ops->stream_destroy(b, c);
+  CHECK_INT(atomic_load(&length_c), 5);
+  b->ops->destroy(b);
+  CHECK_INT(atomic_load(&length_a), 5);
+  CHECK_INT(atomic_load(&length_b), 5);
+  for (int i = 0; i < 5; i++) {
+    CHECK_INT(log_a[i], i);
+    CHECK_INT(log_b[i], 10 + i);
+    CHECK_INT(log_c[i], 20 + i);
+  }
+}
+
+static void test_unrecorded_event_is_complete(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *s = NULL;
+  gf_event *e = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
+  CHECK_INT(b->ops->stream_wait_event(b, s, e), GF_OK);
+  int log[1] = {0};
+  _Atomic int length = 0;
+  CHECK_INT(launch_append(b, s, log, &length, 42, 0, no_tag), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  CHECK_INT(atomic_load(&length), 1);
+  CHECK_INT(log[0], 42);
+  /* An event left undestroyed is freed with the backend (ASan checks). */
+  b->ops->destroy(b);
+}
+
+#ifdef _OPENMP
+static void test_openmp_threads_per_kernel(void) {
+  gf_backend *b = backend_with(3, 0, 0);
+  gf_stream *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  int max_threads = -1, cells[100] = {0};
+  omp_args args = {&max_threads, cells, 100};
+  CHECK_INT(b->ops->launch(b, s, &omp_kernel, &args, no_tag), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  CHECK_INT(max_threads, 3);
+  int filled = 1;
+  for (int i = 0; i < 100; i++)
+    if (cells[i] != 3 * i + 1) filled = 0;
+  CHECK(filled);
+  b->ops->destroy(b);
+}
+#endif
+
+int main(void) {
+  RUN(test_identity);
+  RUN(test_in_order_on_one_stream);
+  RUN(test_copy);
+  RUN(test_alloc_failure);
+  RUN(test_launch_errors);
+  RUN(test_event_orders_streams);
+  RUN(test_rerecord_does_not_move_earlier_wait);
+  RUN(test_wait_on_own_stream);
+  RUN(test_event_synchronize);
+  RUN(test_stream_synchronize);
+  RUN(test_streams_run_concurrently);
+  RUN(test_backpressure_keeps_order);
+  RUN(test_enqueue_blocks_when_full);
+  RUN(test_timing_counts);
+  RUN(test_destroy_drains_queued_work);
+  RUN(test_unrecorded_event_is_complete);
+#ifdef _OPENMP
+  RUN(test_openmp_threads_per_kernel);
+#endif
+  return check_summary();
+}

@@ -1,0 +1,94 @@
+/* wave2d.c - wave2d_4o: parameter table, checks and the CPU loop. */
+#include "wave2d.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "builtin.h"
+
+static int wave2d_check(const void *args, char *why, size_t why_size) {
+  const gf_wave2d_args *a = args;
+  const gf_array *fields[4] = {&a->U0, &a->U1, &a->U2, &a->V};
+  const char *names[4] = {"U0", "U1", "U2", "V"};
+  if (a->U1.ndim != 2) {
+    snprintf(why, why_size, "wave2d_4o needs 2-D fields, U1 is %d-D", a->U1.ndim);
+    return 1;
+  }
+  for (int i = 0; i < 4; i++) {
+    if (fields[i]->shape[0] != a->U1.shape[0] || fields[i]->shape[1] != a->U1.shape[1] ||
+        fields[i]->ndim != 2) {
+      snprintf(why, why_size, "%s has shape [%lld, %lld], U1 has [%lld, %lld]", names[i],
+               (long long)fields[i]->shape[0], (long long)fields[i]->shape[1],
+               (long long)a->U1.shape[0], (long long)a->U1.shape[1]);
+      return 1;
+    }
+  }
+  if (a->U1.halo < 2) {
+    snprintf(why, why_size,
+             "wave2d_4o reads 2 cells beyond each cell it updates: grid.halo must be >= 2, not %d",
+             a->U1.halo);
+    return 1;
+  }
+  for (int d = 0; d < 2; d++) {
+    if (a->source[d] < 0 || a->source[d] >= a->U1.shape[d]) {
+      snprintf(why, why_size, "source [%lld, %lld] is outside the grid [%lld, %lld]",
+               (long long)a->source[0], (long long)a->source[1], (long long)a->U1.shape[0],
+               (long long)a->U1.shape[1]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int64_t wave2d_points(const void *args) {
+  const gf_wave2d_args *a = args;
+  int64_t h = a->U1.halo;
+  return (a->U1.shape[0] - 2 * h) * (a->U1.shape[1] - 2 * h);
+}
+
+static void wave2d_run_cpu(const void *args) {
+  const gf_wave2d_args *a = args;
+  const float *U0 = a->U0.data, *U1 = a->U1.data, *V = a->V.data;
+  float *U2 = a->U2.data;
+  const int64_t N0 = a->U1.shape[0], N1 = a->U1.shape[1], h = a->U1.halo;
+  const gf_wave2d_coeffs c = gf_wave2d_coeffs_of(a);
+#pragma omp parallel for schedule(static)
+  for (int64_t i0 = h; i0 < N0 - h; i0++)
+    for (int64_t i1 = h; i1 < N1 - h; i1++) {
+      int64_t offset = i0 * N1 + i1;
+      U2[offset] = gf_wave2d_cell(U0, U1, V, offset, N1, c);
+    }
+  const int64_t P0 = a->source[0], P1 = a->source[1];
+  if (P0 >= h && P0 < N0 - h && P1 >= h && P1 < N1 - h) U2[P0 * N1 + P1] += c.forcing;
+}
+
+static const gf_param wave2d_params[] = {
+    {"U0", GF_PARAM_ARRAY, GF_ACCESS_READ, 1u << GF_F32, offsetof(gf_wave2d_args, U0), 1, 0, 0, 0,
+     "wavefield two steps back"},
+    {"U1", GF_PARAM_ARRAY, GF_ACCESS_READ, 1u << GF_F32, offsetof(gf_wave2d_args, U1), 1, 0, 0, 0,
+     "wavefield one step back; the Laplacian is taken of it"},
+    {"U2", GF_PARAM_ARRAY, GF_ACCESS_WRITE, 1u << GF_F32, offsetof(gf_wave2d_args, U2), 1, 0, 0, 0,
+     "wavefield this step computes (its outer halo ring is never written)"},
+    {"V", GF_PARAM_ARRAY, GF_ACCESS_READ, 1u << GF_F32, offsetof(gf_wave2d_args, V), 1, 0, 0, 0,
+     "wave velocity"},
+    {"dt", GF_PARAM_REAL, GF_ACCESS_NONE, 0, offsetof(gf_wave2d_args, dt), 1, 0, 0, INFINITY,
+     "time step"},
+    {"amplitude", GF_PARAM_REAL, GF_ACCESS_NONE, 0, offsetof(gf_wave2d_args, amplitude), 0, 0,
+     -INFINITY, INFINITY, "forcing added at the source cell (not scaled by dt^2)"},
+    {"source", GF_PARAM_INDEX, GF_ACCESS_NONE, 0, offsetof(gf_wave2d_args, source), 0,
+     GF_INDEX_CENTER, 0, 0, "cell the forcing is added to; default the grid's centre"},
+    {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+};
+
+const gf_kernel gf_kernel_wave2d_4o = {
+    .name = "wave2d_4o",
+    .help = "2-D scalar wave equation, 4th order in space, 2nd in time (the seed's kernel)",
+    .params = wave2d_params,
+    .args_size = sizeof(gf_wave2d_args),
+    .check = wave2d_check,
+    .points = wave2d_points,
+    .bytes_per_point = 16.0, /* read U0, U1, V, write U2: 4 floats */
+    .run_cpu = wave2d_run_cpu,
+    .launch_gpu = GF_GPU_LAUNCHER(gf_wave2d_4o_launch_gpu),
+};

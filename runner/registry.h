@@ -1,0 +1,31 @@
+/* registry.h - the named kernels a workflow can call.
+ *
+ * Built-in kernels and plugins register through the same gf_registrar. The
+ * registry checks each kernel's parameter table once, when it is added, so the
+ * loader can trust it.
+ */
+#ifndef GF_REGISTRY_H
+#define GF_REGISTRY_H
+
+#include "error.h"
+#include "gflow.h"
+
+typedef struct gf_registry gf_registry;
+
+gf_registry *gf_registry_create(void);
+void gf_registry_free(gf_registry *registry);
+
+/* The callbacks a plugin's init (and the built-in set) registers through. */
+const gf_registrar *gf_registry_registrar(gf_registry *registry);
+
+const gf_kernel *gf_registry_find(const gf_registry *registry, const char *name);
+int gf_registry_count(const gf_registry *registry);
+const gf_kernel *gf_registry_at(const gf_registry *registry, int i);
+
+/* dlopens a plugin and runs its init. Reports through `diag` on failure. */
+gf_status gf_registry_load_plugin(gf_registry *registry, const char *path, gf_diag *diag);
+
+/* kernels/builtin.c: registers every built-in kernel. */
+int gf_kernels_register_builtin(const gf_registrar *registrar);
+
+#endif

@@ -1,0 +1,1946 @@
+/* workflow.c - YAML workflow file -> checked plain model (all validation lives here).
+ *
+ * The file is loaded with libyaml's document API, `--set` overrides are grafted
+ * onto the document, and the document is walked with one table of keys per
+ * mapping, so one place knows each key. Every problem is reported at the node
+ * that causes it; nodes grafted by an override are reported against that
+ * override's own text.
+ */
+#include "workflow.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "registry.h"
+
+#define MAX_TASKS 256
+#define MAX_STREAMS 64
+#define MAX_RING 64
+#define MAX_STEPS 1e12
+#define MAX_FIELD_BYTES ((int64_t)1 << 62)
+#define MAX_YAML_DEPTH 64 /* libyaml's loader recurses once per level */
+
+/* The public model plus what only the loader and free need. */
+typedef struct workflow_impl {
+  gf_workflow wf;              /* first: a gf_workflow * is a workflow_impl * */
+  double shape_d[GF_MAX_DIMS]; /* the grid shape as `shape[i]` reads it */
+  char *resolved;              /* gf_workflow_resolved_yaml() text */
+} workflow_impl;
+
+/* One `--set KEY=VALUE`: the nodes it grafted and where to report about them. */
+typedef struct override_src {
+  char *origin; /* "--set KEY=VALUE" */
+  char *text;   /* "KEY=VALUE": columns count from its start */
+  int first_node, last_node;
+  gf_diag diag;
+} override_src;
+
+/* Nodes of a hook declaration needed after the walk, when Lua is loaded. */
+typedef struct hook_nodes {
+  yaml_node_t *lua, *function;
+} hook_nodes;
+
+typedef struct loader {
+  workflow_impl *impl;
+  gf_workflow *wf;
+  yaml_document_t doc;
+  int have_doc;
+  override_src *overrides;
+  int noverrides;
+  gf_diag *diag;
+  const gf_registry *registry;
+  const gf_lua_limits *lua_limits;
+  int params_visible; /* parameters an expression may use so far */
+  hook_nodes *hook_nodes;
+  yaml_node_t **task_nodes;  /* each task's mapping */
+  yaml_node_t **after_nodes; /* each task's `after` value, resolved last */
+  yaml_node_t *params_node;
+} loader;
+
+/* ---- names ---------------------------------------------------------------- */
+
+static const char *const dtype_names[] = {"f32", "f64"};
+static const char *const schedule_names[] = {"sync", "streams", "events", "auto"};
+static const char *const task_kind_names[] = {"kernel", "copy", "hook", "output"};
+static const char *const space_names[] = {"device", "managed", "pinned", "host", "pool"};
+
+/* Names an expression knows by itself, which a parameter may not hide. */
+static const char *const reserved_names[] = {"n",  "shape", "spacing", "ndim", "halo", "x0",
+                                             "x1", "x2",    "i0",      "i1",   "i2"};
+static const char *const builtin_functions[] = {"min", "max",  "floor", "ceil", "round",
+                                                "abs", "sqrt", "exp",   "log",  "sin",
+                                                "cos", "tan",  "pow",   "atan2"};
+static const char *const var_names[GF_VAR_COUNT] = {"i0", "i1", "i2", "x0", "x1", "x2"};
+
+#define COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const char *gf_schedule_name(gf_schedule schedule) {
+  return (unsigned)schedule < (unsigned)COUNT_OF(schedule_names) ? schedule_names[schedule] : "?";
+}
+
+const char *gf_task_kind_name(gf_task_kind kind) {
+  return (unsigned)kind < (unsigned)COUNT_OF(task_kind_names) ? task_kind_names[kind] : "?";
+}
+
+const char *gf_dtype_name(gf_dtype dtype) {
+  return (unsigned)dtype < (unsigned)COUNT_OF(dtype_names) ? dtype_names[dtype] : "?";
+}
+
+static int find_name(const char *const *names, int count, const char *name) {
+  for (int i = 0; i < count; i++)
+    if (strcmp(names[i], name) == 0) return i;
+  return -1;
+}
+
+static int is_identifier(const char *s) {
+  if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return 0;
+  for (s++; *s; s++)
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+          *s == '_'))
+      return 0;
+  return 1;
+}
+
+static size_t identifier_length(const char *s) {
+  size_t i = 0;
+  while ((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || s[i] == '_' ||
+         (i > 0 && s[i] >= '0' && s[i] <= '9'))
+    i++;
+  return i;
+}
+
+/* A growable string for lists in messages and for the emitted YAML. */
+typedef struct strbuf {
+  char *data;
+  size_t len, cap;
+} strbuf;
+
+static void sb_append(strbuf *sb, const char *s, size_t n) {
+  if (sb->len + n + 1 > sb->cap) {
+    sb->cap = (sb->len + n + 1) * 2;
+    sb->data = gf_xrealloc(sb->data, sb->cap);
+  }
+  memcpy(sb->data + sb->len, s, n);
+  sb->len += n;
+  sb->data[sb->len] = '\0';
+}
+
+static void sb_puts(strbuf *sb, const char *s) {
+  sb_append(sb, s, strlen(s));
+}
+
+/* "a, b, c" of names[0..count); caller frees. */
+static char *join_names(const char *const *names, int count) {
+  strbuf sb = {0};
+  sb_puts(&sb, "");
+  for (int i = 0; i < count; i++) {
+    if (i) sb_puts(&sb, ", ");
+    sb_puts(&sb, names[i]);
+  }
+  return sb.data;
+}
+
+/* The same for names at a fixed stride inside an array of structs. */
+static char *join_member_names(const void *base, size_t stride, int count) {
+  strbuf sb = {0};
+  sb_puts(&sb, "");
+  for (int i = 0; i < count; i++) {
+    if (i) sb_puts(&sb, ", ");
+    sb_puts(&sb, *(char *const *)((const char *)base + (size_t)i * stride));
+  }
+  return sb.data;
+}
+
+/* ---- nodes and where they came from ----------------------------------------- */
+
+static int node_id(const loader *ld, const yaml_node_t *node) {
+  return (int)(node - ld->doc.nodes.start) + 1;
+}
+
+static yaml_node_t *node_at(loader *ld, int id) {
+  return yaml_document_get_node(&ld->doc, id);
+}
+
+static override_src *override_of(const loader *ld, const yaml_node_t *node) {
+  int id = node_id(ld, node);
+  for (int i = 0; i < ld->noverrides; i++)
+    if (id >= ld->overrides[i].first_node && id <= ld->overrides[i].last_node)
+      return &ld->overrides[i];
+  return NULL;
+}
+
+/* Grafted nodes carry their column in the override's text already. */
+static gf_loc node_loc(const loader *ld, const yaml_node_t *node) {
+  if (override_of(ld, node)) return (gf_loc){1, (int)node->start_mark.column + 1};
+  return (gf_loc){(int)node->start_mark.line + 1, (int)node->start_mark.column + 1};
+}
+
+static int is_quoted(const yaml_node_t *node) {
+  return node->type == YAML_SCALAR_NODE &&
+         (node->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+          node->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+}
+
+/* Where byte `offset` of a scalar's value sits in the source. */
+static gf_loc text_loc(const loader *ld, const yaml_node_t *node, size_t offset) {
+  gf_loc loc = node_loc(ld, node);
+  loc.col += is_quoted(node) + (int)offset;
+  return loc;
+}
+
+static gf_diag *diag_for(loader *ld, const yaml_node_t *node) {
+  override_src *src = node ? override_of(ld, node) : NULL;
+  return src ? &src->diag : ld->diag;
+}
+
+/* A message written through an override's diag also becomes the caller's last. */
+static gf_status settle(loader *ld, gf_diag *used, gf_status status) {
+  if (status != GF_OK && used != ld->diag) {
+    memcpy(ld->diag->last, used->last, sizeof ld->diag->last);
+    ld->diag->count++;
+  }
+  return status;
+}
+
+static gf_status vfail_loc(loader *ld, gf_diag *diag, gf_loc loc, const char *fmt, va_list ap) {
+  gf_diag_verror(diag, loc, GF_INVALID, fmt, ap);
+  return settle(ld, diag, GF_INVALID);
+}
+
+__attribute__((format(printf, 3, 4))) static gf_status fail(loader *ld, const yaml_node_t *node,
+                                                            const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  gf_status status = vfail_loc(ld, diag_for(ld, node), node_loc(ld, node), fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+/* At byte `offset` of a scalar's value (inside its quotes). */
+__attribute__((format(printf, 4, 5))) static gf_status fail_text(loader *ld,
+                                                                 const yaml_node_t *node,
+                                                                 size_t offset, const char *fmt,
+                                                                 ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  gf_status status = vfail_loc(ld, diag_for(ld, node), text_loc(ld, node, offset), fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+static const char *scalar(const yaml_node_t *node) {
+  return node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : NULL;
+}
+
+/* How a message names what it got: 'abc', a mapping, a sequence, nothing. */
+static const char *describe(const yaml_node_t *node, char *buf, size_t size) {
+  if (node->type == YAML_MAPPING_NODE) return "a mapping";
+  if (node->type == YAML_SEQUENCE_NODE) return "a sequence";
+  const char *s = scalar(node);
+  if (!s || (!*s && !is_quoted(node))) return "nothing";
+  if (strlen(s) > 60)
+    snprintf(buf, size, "'%.57s...'", s);
+  else
+    snprintf(buf, size, "'%s'", s);
+  return buf;
+}
+
+static gf_status fail_type(loader *ld, const yaml_node_t *node, const char *expected) {
+  char buf[80];
+  return fail(ld, node, "expected %s, got %s", expected, describe(node, buf, sizeof buf));
+}
+
+/* ---- scalars ---------------------------------------------------------------- */
+
+static int parse_int_text(const char *s, int64_t *out) {
+  const char *p = s;
+  if (*p == '-' || *p == '+') p++;
+  if (*p < '0' || *p > '9') return 0;
+  for (; *p; p++)
+    if (*p < '0' || *p > '9') return 0;
+  errno = 0;
+  long long v = strtoll(s, NULL, 10);
+  if (errno == ERANGE) return 0;
+  *out = v;
+  return 1;
+}
+
+/* A plain decimal number; expressions and YAML's .inf/.nan are not. */
+static int parse_number_text(const char *s, double *out) {
+  const char *p = s;
+  if (!*p) return 0;
+  for (; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' || *p == '-' ||
+          *p == '+'))
+      return 0;
+  if (!((s[0] >= '0' && s[0] <= '9') || s[0] == '.' || s[0] == '-' || s[0] == '+')) return 0;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (*end || errno == ERANGE || !isfinite(v)) return 0;
+  *out = v;
+  return 1;
+}
+
+static gf_status get_int(loader *ld, const yaml_node_t *node, const char *what, int64_t lo,
+                         int64_t hi, int64_t *out) {
+  const char *s = scalar(node);
+  if (!s || !parse_int_text(s, out)) return fail_type(ld, node, "an integer");
+  if (*out < lo || *out > hi)
+    return fail(ld, node, "%s must be between %lld and %lld, got %lld", what, (long long)lo,
+                (long long)hi, (long long)*out);
+  return GF_OK;
+}
+
+static gf_status get_bool(loader *ld, const yaml_node_t *node, int *out) {
+  static const char *const truths[] = {"true", "True", "TRUE", "yes", "Yes", "on"};
+  static const char *const lies[] = {"false", "False", "FALSE", "no", "No", "off"};
+  const char *s = scalar(node);
+  if (s && !is_quoted(node)) {
+    if (find_name(truths, COUNT_OF(truths), s) >= 0) return *out = 1, GF_OK;
+    if (find_name(lies, COUNT_OF(lies), s) >= 0) return *out = 0, GF_OK;
+  }
+  return fail_type(ld, node, "true or false");
+}
+
+/* One of `names`; the message lists them. */
+static gf_status get_choice(loader *ld, const yaml_node_t *node, const char *what,
+                            const char *const *names, int count, int *out) {
+  const char *s = scalar(node);
+  *out = s ? find_name(names, count, s) : -1;
+  if (*out >= 0) return GF_OK;
+  char *list = join_names(names, count);
+  char buf[80];
+  gf_status status = s ? fail(ld, node, "unknown %s '%s'; expected one of: %s", what, s, list)
+                       : fail(ld, node, "expected a %s (one of: %s), got %s", what, list,
+                              describe(node, buf, sizeof buf));
+  free(list);
+  return status;
+}
+
+static gf_status get_identifier(loader *ld, const yaml_node_t *node, const char *what,
+                                const char **out) {
+  const char *s = scalar(node);
+  if (!s) return fail_type(ld, node, "a name");
+  if (!is_identifier(s))
+    return fail(ld, node,
+                "%s '%s' is not a valid name (letters, digits and '_', not starting with a digit)",
+                what, s);
+  *out = s;
+  return GF_OK;
+}
+
+/* ---- mappings ---------------------------------------------------------------- */
+
+typedef gf_status (*key_loader)(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target);
+
+/* One key of a mapping: its name, whether it must be there and who loads it.
+ * Loaders run in table order, which is why dependent keys come later. */
+typedef struct key_spec {
+  const char *name;
+  int required;
+  key_loader load;
+} key_spec;
+
+/* The pairs of a mapping whose keys are names the workflow chooses. */
+static gf_status mapping_pairs(loader *ld, yaml_node_t *node, const char *what,
+                               yaml_node_pair_t **pairs, int *count) {
+  if (node->type != YAML_MAPPING_NODE) {
+    char buf[80];
+    return fail(ld, node, "expected a mapping for %s, got %s", what,
+                describe(node, buf, sizeof buf));
+  }
+  *pairs = node->data.mapping.pairs.start;
+  *count = (int)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
+  for (int i = 0; i < *count; i++) {
+    yaml_node_t *key = node_at(ld, (*pairs)[i].key);
+    const char *name = scalar(key);
+    if (!name) return fail_type(ld, key, "a name as key");
+    for (int j = 0; j < i; j++)
+      if (strcmp(name, scalar(node_at(ld, (*pairs)[j].key))) == 0)
+        return fail(ld, key, "duplicate key '%s'", name);
+  }
+  return GF_OK;
+}
+
+/* Checks a mapping's keys against `spec` (unknown, duplicate, missing), then
+ * runs each present key's loader in table order. `keys`/`values`, when given,
+ * receive the nodes per spec entry (NULL when absent). `what` names the
+ * mapping in messages; NULL is the top level. */
+static gf_status walk_mapping(loader *ld, yaml_node_t *node, const char *what, const key_spec *spec,
+                              int nspec, void *target, yaml_node_t **keys, yaml_node_t **values) {
+  yaml_node_t *found_keys[16] = {0}, *found_values[16] = {0};
+  yaml_node_pair_t *pairs;
+  int count;
+  if (node->type != YAML_MAPPING_NODE) {
+    char buf[80];
+    if (!what)
+      return fail(ld, node, "expected a mapping at the top level, got %s",
+                  describe(node, buf, sizeof buf));
+    return fail(ld, node, "expected a mapping for %s, got %s", what,
+                describe(node, buf, sizeof buf));
+  }
+  gf_status status = mapping_pairs(ld, node, what ? what : "the workflow", &pairs, &count);
+  if (status) return status;
+  for (int i = 0; i < count; i++) {
+    yaml_node_t *key = node_at(ld, pairs[i].key);
+    const char *name = scalar(key);
+    int k = 0;
+    while (k < nspec && strcmp(spec[k].name, name) != 0) k++;
+    if (k == nspec) {
+      strbuf list = {0};
+      sb_puts(&list, "");
+      for (int j = 0; j < nspec; j++) {
+        if (j) sb_puts(&list, ", ");
+        sb_puts(&list, spec[j].name);
+      }
+      status =
+          what ? fail(ld, key, "unknown key '%s' in %s; expected one of: %s", name, what, list.data)
+               : fail(ld, key, "unknown key '%s' at the top level; expected one of: %s", name,
+                      list.data);
+      free(list.data);
+      return status;
+    }
+    found_keys[k] = key;
+    found_values[k] = node_at(ld, pairs[i].value);
+  }
+  for (int k = 0; k < nspec; k++)
+    if (spec[k].required && !found_keys[k])
+      return what ? fail(ld, node, "missing required key '%s' in %s", spec[k].name, what)
+                  : fail(ld, node, "missing required key '%s'", spec[k].name);
+  if (keys) memcpy(keys, found_keys, (size_t)nspec * sizeof *keys);
+  if (values) memcpy(values, found_values, (size_t)nspec * sizeof *values);
+  for (int k = 0; k < nspec; k++)
+    if (found_keys[k] && spec[k].load &&
+        (status = spec[k].load(ld, found_keys[k], found_values[k], target)))
+      return status;
+  return GF_OK;
+}
+
+/* ---- expressions ---------------------------------------------------------------- */
+
+enum { NAMES_PARAMS = 1, NAMES_GRID = 2, NAMES_HOOKS = 4, NAMES_VARS = 8 };
+
+typedef struct name_scope {
+  loader *ld;
+  unsigned names;
+} name_scope;
+
+static int name_is(const char *name, size_t len, const char *s) {
+  return strlen(s) == len && memcmp(name, s, len) == 0;
+}
+
+static int lookup_name(void *user, const char *name, size_t len, gf_symbol *out) {
+  const name_scope *scope = user;
+  gf_workflow *wf = scope->ld->wf;
+  memset(out, 0, sizeof *out);
+  if (scope->names & NAMES_VARS)
+    for (int i = 0; i < GF_VAR_COUNT; i++)
+      if (name_is(name, len, var_names[i])) {
+        out->kind = GF_SYM_VAR;
+        out->slot = i;
+        return 1;
+      }
+  if (scope->names & NAMES_GRID) {
+    if (name_is(name, len, "shape") || name_is(name, len, "spacing")) {
+      out->kind = GF_SYM_ARRAY;
+      out->array = name[1] == 'h' ? scope->ld->impl->shape_d : wf->spacing;
+      out->array_len = wf->ndim;
+      return 1;
+    }
+    if (name_is(name, len, "ndim") || name_is(name, len, "halo")) {
+      out->kind = GF_SYM_CONST;
+      out->value = name[0] == 'n' ? wf->ndim : wf->halo;
+      return 1;
+    }
+  }
+  if (scope->names & NAMES_PARAMS)
+    for (int i = 0; i < scope->ld->params_visible; i++)
+      if (name_is(name, len, wf->params[i].name)) {
+        out->kind = GF_SYM_CONST;
+        out->value = wf->params[i].value;
+        return 1;
+      }
+  if (scope->names & NAMES_HOOKS)
+    for (int i = 0; i < wf->nhooks; i++)
+      if (name_is(name, len, wf->hooks[i].name)) {
+        out->kind = GF_SYM_HOOK;
+        out->slot = i;
+        return 1;
+      }
+  return 0;
+}
+
+/* Compiles `text`, which starts at byte `offset` of `node`'s scalar value. */
+static gf_status compile_at(loader *ld, const yaml_node_t *node, const char *text, size_t offset,
+                            unsigned names, int allow_step, gf_expr **out) {
+  name_scope user = {ld, names};
+  gf_scope scope = {lookup_name, &user, allow_step};
+  gf_diag *diag = diag_for(ld, node);
+  return settle(ld, diag, gf_expr_compile(text, &scope, diag, text_loc(ld, node, offset), out));
+}
+
+static double eval_constant(const gf_expr *expr) {
+  gf_eval_ctx ctx = {0};
+  gf_status status = GF_OK;
+  return gf_expr_eval(expr, &ctx, &status);
+}
+
+/* A number, or an expression of `names` whose value is known now. */
+static gf_status get_number(loader *ld, const yaml_node_t *node, unsigned names, double *out) {
+  const char *s = scalar(node);
+  if (!s || (!*s && !is_quoted(node))) return fail_type(ld, node, "a number or an expression");
+  if (parse_number_text(s, out)) return GF_OK;
+  gf_expr *expr;
+  gf_status status = compile_at(ld, node, s, 0, names, 0, &expr);
+  if (status) return status;
+  *out = eval_constant(expr);
+  gf_expr_free(expr);
+  if (!isfinite(*out)) return fail(ld, node, "'%s' is not a finite number (%g)", s, *out);
+  return GF_OK;
+}
+
+static gf_status get_integer_value(loader *ld, const yaml_node_t *node, unsigned names,
+                                   int64_t *out) {
+  double v;
+  gf_status status = get_number(ld, node, names, &v);
+  if (status) return status;
+  if (v != floor(v) || fabs(v) > 9.0e18) {
+    int64_t ignored;
+    if (parse_number_text(scalar(node), &v) || parse_int_text(scalar(node), &ignored))
+      return fail_type(ld, node, "an integer");
+    return fail(ld, node, "expected an integer, '%s' is %.17g", scalar(node), v);
+  }
+  *out = (int64_t)v;
+  return GF_OK;
+}
+
+/* A sequence of 1..3 integers >= 1. */
+static gf_status get_shape(loader *ld, const yaml_node_t *node, unsigned names, int *ndim,
+                           int64_t shape[GF_MAX_DIMS]) {
+  if (node->type != YAML_SEQUENCE_NODE) return fail_type(ld, node, "a sequence of 1 to 3 sizes");
+  int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
+  if (count < 1 || count > GF_MAX_DIMS)
+    return fail(ld, node, "a shape has 1 to %d entries, this one has %d", GF_MAX_DIMS, count);
+  for (int d = 0; d < GF_MAX_DIMS; d++) shape[d] = 1;
+  for (int d = 0; d < count; d++) {
+    yaml_node_t *item = node_at(ld, node->data.sequence.items.start[d]);
+    gf_status status = get_integer_value(ld, item, names, &shape[d]);
+    if (status) return status;
+    if (shape[d] < 1) return fail(ld, item, "a size must be >= 1, got %lld", (long long)shape[d]);
+  }
+  *ndim = count;
+  return GF_OK;
+}
+
+/* ---- top level: gflow, name ------------------------------------------------- */
+
+static gf_status load_version(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  int64_t version;
+  const char *s = scalar(value);
+  if (!s || !parse_int_text(s, &version)) return fail_type(ld, value, "an integer");
+  if (version != 1)
+    return fail(ld, value, "unsupported workflow version %lld; this gflow reads version 1",
+                (long long)version);
+  return GF_OK;
+}
+
+static gf_status load_name(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  const char *s = scalar(value);
+  if (!s) return fail_type(ld, value, "a name");
+  int ok = (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_';
+  for (const char *p = s + 1; ok && *p; p++)
+    ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+         *p == '_' || *p == '.' || *p == '-';
+  if (!ok) return fail(ld, value, "workflow name '%s' must match [A-Za-z_][A-Za-z0-9_.-]*", s);
+  ld->wf->name = gf_xstrdup(s);
+  return GF_OK;
+}
+
+/* ---- grid ------------------------------------------------------------------- */
+
+static gf_status load_grid_shape(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  gf_status status = get_shape(ld, value, 0, &wf->ndim, wf->shape);
+  for (int d = 0; d < GF_MAX_DIMS; d++) ld->impl->shape_d[d] = (double)wf->shape[d];
+  return status;
+}
+
+static gf_status load_grid_spacing(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  if (value->type != YAML_SEQUENCE_NODE) return fail_type(ld, value, "a sequence of numbers");
+  int count = (int)(value->data.sequence.items.top - value->data.sequence.items.start);
+  if (count != wf->ndim)
+    return fail(ld, value, "spacing has %d entr%s, shape has %d", count, count == 1 ? "y" : "ies",
+                wf->ndim);
+  for (int d = 0; d < count; d++) {
+    yaml_node_t *item = node_at(ld, value->data.sequence.items.start[d]);
+    gf_status status = get_number(ld, item, 0, &wf->spacing[d]);
+    if (status) return status;
+    if (!(wf->spacing[d] > 0)) return fail(ld, item, "spacing must be > 0, got %g", wf->spacing[d]);
+  }
+  return GF_OK;
+}
+
+static gf_status load_grid_halo(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  int64_t halo;
+  gf_status status = get_int(ld, value, "halo", 0, INT32_MAX / 2, &halo);
+  if (status) return status;
+  for (int d = 0; d < wf->ndim; d++)
+    if (2 * halo >= wf->shape[d])
+      return fail(ld, value,
+                  "halo %lld is too big: 2*halo must be less than every size, shape[%d] is %lld",
+                  (long long)halo, d, (long long)wf->shape[d]);
+  wf->halo = (int)halo;
+  return GF_OK;
+}
+
+static const key_spec grid_keys[] = {
+    {"shape", 1, load_grid_shape},
+    {"spacing", 0, load_grid_spacing},
+    {"halo", 0, load_grid_halo},
+};
+
+static gf_status load_grid(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  for (int d = 0; d < GF_MAX_DIMS; d++) ld->wf->spacing[d] = 1.0;
+  return walk_mapping(ld, value, "grid", grid_keys, COUNT_OF(grid_keys), NULL, NULL, NULL);
+}
+
+/* ---- hooks (declared before params, loaded into Lua after the walk) -------------- */
+
+static gf_status load_hook_lua(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key;
+  int h = *(int *)target;
+  const char *file = scalar(value);
+  if (!file || !*file) return fail_type(ld, value, "a Lua file name");
+  const char *dir = ld->wf->dir;
+  ld->wf->hooks[h].path = (file[0] == '/' || strcmp(dir, ".") == 0)
+                              ? gf_xstrdup(file)
+                              : gf_xasprintf("%s/%s", dir, file);
+  ld->hook_nodes[h].lua = value;
+  return GF_OK;
+}
+
+static gf_status load_hook_function(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                    void *target) {
+  (void)key;
+  int h = *(int *)target;
+  const char *function;
+  gf_status status = get_identifier(ld, value, "function", &function);
+  if (status) return status;
+  free(ld->wf->hooks[h].function);
+  ld->wf->hooks[h].function = gf_xstrdup(function);
+  ld->hook_nodes[h].function = value;
+  return GF_OK;
+}
+
+static const key_spec hook_keys[] = {
+    {"lua", 1, load_hook_lua},
+    {"function", 0, load_hook_function},
+};
+
+static gf_status load_hooks(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  yaml_node_pair_t *pairs;
+  int count;
+  gf_status status = mapping_pairs(ld, value, "hooks", &pairs, &count);
+  if (status) return status;
+  wf->hooks = gf_xcalloc((size_t)count, sizeof *wf->hooks);
+  ld->hook_nodes = gf_xcalloc((size_t)count, sizeof *ld->hook_nodes);
+  wf->nhooks = count;
+  for (int h = 0; h < count; h++) {
+    yaml_node_t *name_node = node_at(ld, pairs[h].key);
+    const char *name;
+    if ((status = get_identifier(ld, name_node, "hook name", &name))) return status;
+    if (find_name(reserved_names, COUNT_OF(reserved_names), name) >= 0 ||
+        find_name(builtin_functions, COUNT_OF(builtin_functions), name) >= 0)
+      return fail(ld, name_node, "'%s' is a built-in name and cannot name a hook", name);
+    gf_hook *hook = &wf->hooks[h];
+    hook->name = gf_xstrdup(name);
+    hook->function = gf_xstrdup(name);
+    hook->lua_id = -1;
+    hook->loc = node_loc(ld, name_node);
+    char *what = gf_xasprintf("hook '%s'", name);
+    status = walk_mapping(ld, node_at(ld, pairs[h].value), what, hook_keys, COUNT_OF(hook_keys), &h,
+                          NULL, NULL);
+    free(what);
+    if (status) return status;
+  }
+  return GF_OK;
+}
+
+static int find_hook(const gf_workflow *wf, const char *name) {
+  for (int i = 0; i < wf->nhooks; i++)
+    if (strcmp(wf->hooks[i].name, name) == 0) return i;
+  return -1;
+}
+
+static gf_status get_hook(loader *ld, const yaml_node_t *node, int *out) {
+  const char *name = scalar(node);
+  if (!name) return fail_type(ld, node, "a hook name");
+  *out = find_hook(ld->wf, name);
+  if (*out >= 0) return GF_OK;
+  if (ld->wf->nhooks == 0)
+    return fail(ld, node, "unknown hook '%s'; the workflow declares no hooks", name);
+  char *list = join_member_names(ld->wf->hooks, sizeof(gf_hook), ld->wf->nhooks);
+  gf_status status = fail(ld, node, "unknown hook '%s'; known hooks: %s", name, list);
+  free(list);
+  return status;
+}
+
+/* ---- params ----------------------------------------------------------------- */
+
+static gf_status load_params(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  yaml_node_pair_t *pairs;
+  int count;
+  gf_status status = mapping_pairs(ld, value, "params", &pairs, &count);
+  if (status) return status;
+  ld->params_node = value;
+  wf->params = gf_xcalloc((size_t)count, sizeof *wf->params);
+  wf->nparams = count;
+  for (int i = 0; i < count; i++) {
+    yaml_node_t *name_node = node_at(ld, pairs[i].key), *value_node = node_at(ld, pairs[i].value);
+    const char *name;
+    if ((status = get_identifier(ld, name_node, "parameter", &name))) return status;
+    if (find_name(reserved_names, COUNT_OF(reserved_names), name) >= 0 ||
+        find_name(builtin_functions, COUNT_OF(builtin_functions), name) >= 0)
+      return fail(ld, name_node, "'%s' is a built-in name and cannot be a parameter", name);
+    if (find_hook(wf, name) >= 0)
+      return fail(ld, name_node, "'%s' is a hook and cannot be a parameter", name);
+    gf_param_value *param = &wf->params[i];
+    param->name = gf_xstrdup(name);
+    param->loc = text_loc(ld, value_node, 0);
+    const char *s = scalar(value_node);
+    if (s && !parse_number_text(s, &param->value)) param->text = gf_xstrdup(s);
+    if ((status = get_number(ld, value_node, NAMES_PARAMS | NAMES_GRID, &param->value)))
+      return status;
+    ld->params_visible = i + 1;
+  }
+  return GF_OK;
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+
+static gf_status load_memory_default(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                     void *target) {
+  (void)key, (void)target;
+  int space;
+  gf_status status =
+      get_choice(ld, value, "memory space", space_names, COUNT_OF(space_names), &space);
+  ld->wf->default_space = (gf_space)space;
+  return status;
+}
+
+static gf_status load_memory_staging(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                     void *target) {
+  (void)key, (void)target;
+  int64_t staging;
+  gf_status status = get_int(ld, value, "staging", 1, 64, &staging);
+  ld->wf->staging = (int)staging;
+  return status;
+}
+
+static const key_spec memory_keys[] = {
+    {"default", 0, load_memory_default},
+    {"staging", 0, load_memory_staging},
+};
+
+static gf_status load_memory(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  return walk_mapping(ld, value, "memory", memory_keys, COUNT_OF(memory_keys), NULL, NULL, NULL);
+}
+
+/* ---- fields ----------------------------------------------------------------- */
+
+static gf_status load_field_dtype(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key;
+  int dtype;
+  gf_status status = get_choice(ld, value, "dtype", dtype_names, COUNT_OF(dtype_names), &dtype);
+  ((gf_field *)target)->dtype = (gf_dtype)dtype;
+  return status;
+}
+
+static gf_status load_field_shape(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key;
+  gf_field *field = target;
+  return get_shape(ld, value, NAMES_PARAMS | NAMES_GRID, &field->ndim, field->shape);
+}
+
+static gf_status load_field_ring(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key;
+  int64_t ring;
+  gf_status status = get_int(ld, value, "ring", 1, MAX_RING, &ring);
+  ((gf_field *)target)->ring = (int)ring;
+  return status;
+}
+
+static gf_status load_field_space(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key;
+  int space;
+  gf_status status =
+      get_choice(ld, value, "memory space", space_names, COUNT_OF(space_names), &space);
+  ((gf_field *)target)->space = (gf_space)space;
+  return status;
+}
+
+/* prefetch and read_mostly are advice for managed memory only. */
+static gf_status load_managed_flag(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                   gf_field *field, int *flag) {
+  gf_status status = get_bool(ld, value, flag);
+  if (status) return status;
+  if (field->space != GF_SPACE_MANAGED)
+    return fail(ld, key, "%s applies only to space managed; field '%s' is in %s", scalar(key),
+                field->name, space_names[field->space]);
+  return GF_OK;
+}
+
+static gf_status load_field_prefetch(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                     void *target) {
+  gf_field *field = target;
+  return load_managed_flag(ld, key, value, field, &field->prefetch);
+}
+
+static gf_status load_field_read_mostly(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                        void *target) {
+  gf_field *field = target;
+  return load_managed_flag(ld, key, value, field, &field->read_mostly);
+}
+
+static const key_spec init_keys[] = {{"hook", 1, NULL}};
+
+static gf_status load_field_init(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key;
+  gf_field *field = target;
+  gf_status status;
+  if (value->type == YAML_MAPPING_NODE) {
+    yaml_node_t *values[1];
+    if ((status = walk_mapping(ld, value, "init", init_keys, 1, NULL, NULL, values))) return status;
+    field->init_kind = GF_INIT_HOOK;
+    return get_hook(ld, values[0], &field->init_hook);
+  }
+  const char *s = scalar(value);
+  if (!s || (!*s && !is_quoted(value)))
+    return fail_type(ld, value, "a number, an expression or {hook: NAME}");
+  if (parse_number_text(s, &field->init_value)) return GF_OK;
+  gf_expr *expr;
+  if ((status = compile_at(ld, value, s, 0, NAMES_PARAMS | NAMES_GRID | NAMES_VARS, 0, &expr)))
+    return status;
+  if (gf_expr_is_constant(expr)) {
+    field->init_value = eval_constant(expr);
+    gf_expr_free(expr);
+    if (!isfinite(field->init_value))
+      return fail(ld, value, "'%s' is not a finite number (%g)", s, field->init_value);
+    return GF_OK;
+  }
+  field->init_kind = GF_INIT_EXPR;
+  field->init_expr = expr;
+  return GF_OK;
+}
+
+static const key_spec field_keys[] = {
+    {"dtype", 0, load_field_dtype},       {"shape", 0, load_field_shape},
+    {"ring", 0, load_field_ring},         {"space", 0, load_field_space},
+    {"prefetch", 0, load_field_prefetch}, {"read_mostly", 0, load_field_read_mostly},
+    {"init", 0, load_field_init},
+};
+
+static gf_status load_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  yaml_node_pair_t *pairs;
+  int count;
+  gf_status status = mapping_pairs(ld, value, "fields", &pairs, &count);
+  if (status) return status;
+  if (count == 0) return fail(ld, value, "fields is empty; a workflow needs at least one field");
+  wf->fields = gf_xcalloc((size_t)count, sizeof *wf->fields);
+  wf->nfields = count;
+  for (int i = 0; i < count; i++) {
+    yaml_node_t *name_node = node_at(ld, pairs[i].key);
+    const char *name;
+    if ((status = get_identifier(ld, name_node, "field name", &name))) return status;
+    gf_field *field = &wf->fields[i];
+    field->name = gf_xstrdup(name);
+    field->dtype = GF_F32;
+    field->ndim = wf->ndim;
+    memcpy(field->shape, wf->shape, sizeof field->shape);
+    field->ring = 1;
+    field->space = wf->default_space;
+    field->init_kind = GF_INIT_CONST;
+    field->init_hook = -1;
+    field->loc = node_loc(ld, name_node);
+    char *what = gf_xasprintf("field '%s'", name);
+    status = walk_mapping(ld, node_at(ld, pairs[i].value), what, field_keys, COUNT_OF(field_keys),
+                          field, NULL, NULL);
+    free(what);
+    if (status) return status;
+    int64_t elems = 1, bytes;
+    int overflow = 0;
+    for (int d = 0; d < field->ndim; d++)
+      overflow |= __builtin_mul_overflow(elems, field->shape[d], &elems);
+    overflow |= __builtin_mul_overflow(elems, (int64_t)gf_dtype_size(field->dtype), &bytes);
+    if (overflow || bytes > MAX_FIELD_BYTES)
+      return fail(ld, name_node, "field '%s' is too large: more than 2^62 bytes per instance",
+                  name);
+    field->elems = elems;
+    field->bytes = (size_t)bytes;
+  }
+  return GF_OK;
+}
+
+static int find_field(const gf_workflow *wf, const char *name, size_t len) {
+  for (int i = 0; i < wf->nfields; i++)
+    if (name_is(name, len, wf->fields[i].name)) return i;
+  return -1;
+}
+
+/* ---- streams, schedule ---------------------------------------------------------- */
+
+static gf_status load_streams(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  yaml_node_pair_t *pairs;
+  int count;
+  gf_status status = mapping_pairs(ld, value, "streams", &pairs, &count);
+  if (status) return status;
+  wf->groups = gf_xcalloc((size_t)count, sizeof *wf->groups);
+  wf->ngroups = count;
+  for (int g = 0; g < count; g++) {
+    yaml_node_t *name_node = node_at(ld, pairs[g].key), *count_node = node_at(ld, pairs[g].value);
+    const char *name;
+    int64_t n;
+    if ((status = get_identifier(ld, name_node, "stream group", &name))) return status;
+    wf->groups[g].name = gf_xstrdup(name);
+    wf->groups[g].loc = node_loc(ld, name_node);
+    if ((status = get_int(ld, count_node, "stream count", 1, MAX_STREAMS, &n))) return status;
+    wf->groups[g].count = (int)n;
+    wf->groups[g].first = wf->nstreams;
+    if (wf->nstreams + n > MAX_STREAMS)
+      return fail(ld, count_node, "too many streams: %lld in all, at most %d",
+                  (long long)(wf->nstreams + n), MAX_STREAMS);
+    wf->nstreams += (int)n;
+  }
+  return GF_OK;
+}
+
+static gf_status load_schedule(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  int schedule;
+  gf_status status =
+      get_choice(ld, value, "schedule", schedule_names, COUNT_OF(schedule_names), &schedule);
+  ld->wf->schedule = (gf_schedule)schedule;
+  return status;
+}
+
+/* ---- references: FIELD[EXPR], group[EXPR] ---------------------------------------- */
+
+/* Splits `name` or `name[expr]`; returns 0 when the text has neither form. */
+static int split_ref(const char *s, size_t *name_len, size_t *expr_at, size_t *expr_len) {
+  *name_len = identifier_length(s);
+  if (*name_len == 0) return 0;
+  if (!s[*name_len]) {
+    *expr_at = *expr_len = 0;
+    return 1;
+  }
+  size_t len = strlen(s);
+  if (s[*name_len] != '[' || s[len - 1] != ']' || len < *name_len + 3) return 0;
+  *expr_at = *name_len + 1;
+  *expr_len = len - 1 - *expr_at;
+  return 1;
+}
+
+static gf_status get_ref(loader *ld, yaml_node_t *node, gf_ref *ref) {
+  const char *s = scalar(node);
+  size_t name_len, expr_at, expr_len;
+  ref->field = -1;
+  if (!s || !split_ref(s, &name_len, &expr_at, &expr_len))
+    return fail_type(ld, node, "a field reference FIELD or FIELD[EXPR]");
+  ref->loc = text_loc(ld, node, 0);
+  ref->field = find_field(ld->wf, s, name_len);
+  if (ref->field < 0) return fail_text(ld, node, 0, "unknown field '%.*s'", (int)name_len, s);
+  if (!expr_len) return GF_OK;
+  char *text = gf_xstrndup(s + expr_at, expr_len);
+  gf_status status = compile_at(ld, node, text, expr_at, NAMES_PARAMS | NAMES_GRID, 1, &ref->index);
+  free(text);
+  return status;
+}
+
+static gf_status get_stream_ref(loader *ld, yaml_node_t *node, gf_stream_ref *ref) {
+  const gf_workflow *wf = ld->wf;
+  const char *s = scalar(node);
+  size_t name_len, expr_at, expr_len;
+  if (!s || !split_ref(s, &name_len, &expr_at, &expr_len))
+    return fail_type(ld, node, "a stream GROUP or GROUP[EXPR]");
+  ref->loc = text_loc(ld, node, 0);
+  int g = 0;
+  while (g < wf->ngroups && !name_is(s, name_len, wf->groups[g].name)) g++;
+  if (g == wf->ngroups) {
+    if (wf->ngroups == 0)
+      return fail_text(ld, node, 0, "unknown stream group '%.*s'; the workflow declares no streams",
+                       (int)name_len, s);
+    char *list = join_member_names(wf->groups, sizeof(gf_stream_group), wf->ngroups);
+    gf_status status = fail_text(ld, node, 0, "unknown stream group '%.*s'; known groups: %s",
+                                 (int)name_len, s, list);
+    free(list);
+    return status;
+  }
+  ref->group = g;
+  if (!expr_len) return GF_OK;
+  char *text = gf_xstrndup(s + expr_at, expr_len);
+  gf_status status = compile_at(ld, node, text, expr_at, NAMES_PARAMS | NAMES_GRID, 1, &ref->index);
+  free(text);
+  if (status) return status;
+  if (gf_expr_is_constant(ref->index)) {
+    double i = eval_constant(ref->index);
+    if (i != floor(i) || i < 0 || i >= wf->groups[g].count)
+      return fail_text(ld, node, expr_at, "stream index %g is outside %s[0..%d]", i,
+                       wf->groups[g].name, wf->groups[g].count - 1);
+  }
+  return GF_OK;
+}
+
+/* ---- tasks ------------------------------------------------------------------ */
+
+/* A REAL or INT kernel argument: a number or a per-step expression. */
+static gf_status load_scalar_arg(loader *ld, const gf_kernel *kernel, gf_arg *arg,
+                                 yaml_node_t *node) {
+  const gf_param *param = arg->param;
+  const char *s = scalar(node);
+  if (!s || (!*s && !is_quoted(node))) return fail_type(ld, node, "a number or an expression");
+  gf_status status =
+      compile_at(ld, node, s, 0, NAMES_PARAMS | NAMES_GRID | NAMES_HOOKS, 1, &arg->value);
+  if (status || !gf_expr_is_constant(arg->value)) return status;
+  double v = eval_constant(arg->value);
+  if (!isfinite(v)) return fail(ld, node, "'%s' is not a finite number (%g)", s, v);
+  if (param->type == GF_PARAM_INT && v != floor(v))
+    return fail(ld, node, "argument '%s' of %s must be an integer, got %.17g", param->name,
+                kernel->name, v);
+  if (v < param->min || v > param->max)
+    return fail(ld, node, "argument '%s' of %s must be between %g and %g, got %.17g", param->name,
+                kernel->name, param->min, param->max, v);
+  return GF_OK;
+}
+
+static gf_status load_index_arg(loader *ld, const gf_kernel *kernel, gf_arg *arg,
+                                yaml_node_t *node) {
+  int ndim = ld->wf->ndim;
+  if (node->type != YAML_SEQUENCE_NODE) return fail_type(ld, node, "a sequence of cell indices");
+  int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
+  if (count != ndim)
+    return fail(ld, node, "argument '%s' of %s needs %d entr%s (one per grid axis), got %d",
+                arg->param->name, kernel->name, ndim, ndim == 1 ? "y" : "ies", count);
+  for (int d = 0; d < count; d++) {
+    gf_status status = get_integer_value(ld, node_at(ld, node->data.sequence.items.start[d]),
+                                         NAMES_PARAMS | NAMES_GRID, &arg->index[d]);
+    if (status) return status;
+  }
+  return GF_OK;
+}
+
+static gf_status load_array_arg(loader *ld, const gf_kernel *kernel, gf_arg *arg,
+                                yaml_node_t *node) {
+  gf_status status = get_ref(ld, node, &arg->ref);
+  if (status) return status;
+  const gf_field *field = &ld->wf->fields[arg->ref.field];
+  if (!(arg->param->dtypes & (1u << field->dtype))) {
+    char accepted[16] = "";
+    for (int t = 0; t < COUNT_OF(dtype_names); t++)
+      if (arg->param->dtypes & (1u << t))
+        snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted), "%s%s",
+                 accepted[0] ? " or " : "", dtype_names[t]);
+    return fail_text(ld, node, 0, "argument '%s' of %s takes %s fields; field '%s' is %s",
+                     arg->param->name, kernel->name, accepted, field->name,
+                     dtype_names[field->dtype]);
+  }
+  return GF_OK;
+}
+
+/* The argument struct as the kernel's check() sees it at load time. */
+static gf_status check_kernel_args(loader *ld, const gf_task *task, yaml_node_t *kernel_node) {
+  const gf_workflow *wf = ld->wf;
+  const gf_kernel *kernel = task->kernel;
+  if (!kernel->check) return GF_OK;
+  _Alignas(max_align_t) unsigned char args[GF_MAX_KERNEL_ARGS_SIZE];
+  memset(args, 0, sizeof args);
+  for (int i = 0; i < task->nargs; i++) {
+    const gf_arg *arg = &task->args[i];
+    unsigned char *at = args + arg->param->offset;
+    switch (arg->param->type) {
+      case GF_PARAM_ARRAY: {
+        const gf_field *field = &wf->fields[arg->ref.field];
+        gf_array array = {
+            .data = NULL, .dtype = field->dtype, .ndim = field->ndim, .halo = wf->halo};
+        memcpy(array.shape, field->shape, sizeof array.shape);
+        memcpy(array.spacing, wf->spacing, sizeof array.spacing);
+        memcpy(at, &array, sizeof array);
+        break;
+      }
+      case GF_PARAM_REAL: {
+        double v = gf_expr_is_constant(arg->value) ? eval_constant(arg->value) : 0.0;
+        memcpy(at, &v, sizeof v);
+        break;
+      }
+      case GF_PARAM_INT: {
+        int64_t v = gf_expr_is_constant(arg->value) ? (int64_t)eval_constant(arg->value) : 0;
+        memcpy(at, &v, sizeof v);
+        break;
+      }
+      case GF_PARAM_INDEX:
+        memcpy(at, arg->index, sizeof arg->index);
+        break;
+    }
+  }
+  char why[256] = "";
+  if (kernel->check(args, why, sizeof why) != 0)
+    return fail(ld, kernel_node, "kernel %s cannot run with these arguments: %s", kernel->name,
+                why[0] ? why : "(no reason given)");
+  return GF_OK;
+}
+
+static gf_status load_kernel_task(loader *ld, gf_task *task, yaml_node_t *task_node,
+                                  yaml_node_t *kernel_node, yaml_node_t *args_node) {
+  const gf_workflow *wf = ld->wf;
+  const char *name = scalar(kernel_node);
+  gf_status status;
+  if (!name) return fail_type(ld, kernel_node, "a kernel name");
+  task->kernel = gf_registry_find(ld->registry, name);
+  if (!task->kernel) {
+    int count = gf_registry_count(ld->registry);
+    if (count == 0)
+      return fail(ld, kernel_node, "unknown kernel '%s'; no kernels are registered", name);
+    const char **names = gf_xcalloc((size_t)count, sizeof *names);
+    for (int i = 0; i < count; i++) names[i] = gf_registry_at(ld->registry, i)->name;
+    char *list = join_names(names, count);
+    status = fail(ld, kernel_node, "unknown kernel '%s'; known kernels: %s", name, list);
+    free(list);
+    free(names);
+    return status;
+  }
+  const gf_kernel *kernel = task->kernel;
+  int nparams = 0;
+  while (kernel->params[nparams].name) nparams++;
+  task->args = gf_xcalloc((size_t)nparams, sizeof *task->args);
+  task->nargs = nparams;
+  for (int i = 0; i < nparams; i++) {
+    task->args[i].param = &kernel->params[i];
+    task->args[i].ref.field = -1;
+  }
+  yaml_node_t **given = gf_xcalloc((size_t)nparams, sizeof *given);
+  yaml_node_pair_t *pairs = NULL;
+  int count = 0;
+  if (args_node)
+    status = mapping_pairs(ld, args_node, "args", &pairs, &count);
+  else
+    status = GF_OK;
+  for (int i = 0; !status && i < count; i++) {
+    yaml_node_t *key = node_at(ld, pairs[i].key);
+    int p = 0;
+    while (p < nparams && strcmp(kernel->params[p].name, scalar(key)) != 0) p++;
+    if (p == nparams) {
+      const char **names = gf_xcalloc((size_t)nparams, sizeof *names);
+      for (int j = 0; j < nparams; j++) names[j] = kernel->params[j].name;
+      char *list = join_names(names, nparams);
+      status = fail(ld, key, "kernel %s has no parameter '%s'; its parameters: %s", kernel->name,
+                    scalar(key), list);
+      free(list);
+      free(names);
+      break;
+    }
+    gf_arg *arg = &task->args[p];
+    yaml_node_t *value = node_at(ld, pairs[i].value);
+    given[p] = value;
+    arg->loc = node_loc(ld, value);
+    switch (kernel->params[p].type) {
+      case GF_PARAM_ARRAY:
+        status = load_array_arg(ld, kernel, arg, value);
+        break;
+      case GF_PARAM_REAL:
+      case GF_PARAM_INT:
+        status = load_scalar_arg(ld, kernel, arg, value);
+        break;
+      case GF_PARAM_INDEX:
+        status = load_index_arg(ld, kernel, arg, value);
+        break;
+    }
+  }
+  for (int p = 0; !status && p < nparams; p++) {
+    if (given[p]) continue;
+    gf_arg *arg = &task->args[p];
+    const gf_param *param = arg->param;
+    arg->loc = node_loc(ld, task_node);
+    if (param->required) {
+      status = fail(ld, task_node, "missing required argument '%s' of kernel %s in task '%s'",
+                    param->name, kernel->name, task->name);
+      break;
+    }
+    if (param->type == GF_PARAM_ARRAY) {
+      status = fail(ld, task_node, "kernel %s: optional array parameter '%s' is not supported",
+                    kernel->name, param->name);
+    } else if (param->type == GF_PARAM_INDEX) {
+      for (int d = 0; d < wf->ndim; d++)
+        arg->index[d] = param->def == GF_INDEX_CENTER ? wf->shape[d] / 2 : (int64_t)param->def;
+    } else {
+      char text[64];
+      snprintf(text, sizeof text, "%.17g", param->def);
+      gf_scope scope = {NULL, NULL, 0};
+      status = gf_expr_compile(text, &scope, ld->diag, arg->loc, &arg->value);
+    }
+  }
+  free(given);
+  if (status) return status;
+  return check_kernel_args(ld, task, kernel_node);
+}
+
+static const key_spec copy_keys[] = {{"from", 1, NULL}, {"to", 1, NULL}};
+
+static gf_status load_copy_task(loader *ld, gf_task *task, yaml_node_t *node) {
+  yaml_node_t *values[2];
+  gf_status status = walk_mapping(ld, node, "copy", copy_keys, 2, NULL, NULL, values);
+  if (status || (status = get_ref(ld, values[0], &task->from)) ||
+      (status = get_ref(ld, values[1], &task->to)))
+    return status;
+  const gf_field *from = &ld->wf->fields[task->from.field], *to = &ld->wf->fields[task->to.field];
+  if (task->from.field == task->to.field) {
+    const char *a = task->from.index ? gf_expr_text(task->from.index) : "0";
+    const char *b = task->to.index ? gf_expr_text(task->to.index) : "0";
+    if (strcmp(a, b) == 0) return fail(ld, node, "copy from '%s' to itself", scalar(values[0]));
+  }
+  if (from->dtype != to->dtype || from->elems != to->elems)
+    return fail(ld, node,
+                "cannot copy '%s' (%s, %lld elements) to '%s' (%s, %lld elements): dtype and "
+                "element count must match",
+                from->name, dtype_names[from->dtype], (long long)from->elems, to->name,
+                dtype_names[to->dtype], (long long)to->elems);
+  return GF_OK;
+}
+
+static const key_spec output_keys[] = {
+    {"from", 1, NULL}, {"file", 1, NULL}, {"planes", 1, NULL}, {"plane", 0, NULL}};
+
+static gf_status load_output_task(loader *ld, gf_task *task, yaml_node_t *node) {
+  yaml_node_t *values[4];
+  gf_status status = walk_mapping(ld, node, "output", output_keys, 4, NULL, NULL, values);
+  if (status || (status = get_ref(ld, values[0], &task->from))) return status;
+  const char *file = scalar(values[1]);
+  if (!file) return fail_type(ld, values[1], "a file name");
+  if (!*file || strchr(file, '/') || strcmp(file, ".") == 0 || strcmp(file, "..") == 0)
+    return fail(ld, values[1], "output file '%s' must be a plain file name (no '/', not . or ..)",
+                file);
+  task->file = gf_xstrdup(file);
+  if ((status = get_integer_value(ld, values[2], NAMES_PARAMS | NAMES_GRID, &task->planes)))
+    return status;
+  if (task->planes < 1)
+    return fail(ld, values[2], "planes must be >= 1, got %lld", (long long)task->planes);
+  if (!values[3]) {
+    gf_scope scope = {NULL, NULL, 1};
+    return gf_expr_compile("n", &scope, ld->diag, task->loc, &task->plane);
+  }
+  const char *plane = scalar(values[3]);
+  if (!plane || (!*plane && !is_quoted(values[3])))
+    return fail_type(ld, values[3], "an expression of n");
+  return compile_at(ld, values[3], plane, 0, NAMES_PARAMS | NAMES_GRID, 1, &task->plane);
+}
+
+enum { TK_NAME, TK_KERNEL, TK_COPY, TK_HOOK, TK_OUTPUT, TK_ARGS, TK_STREAM, TK_WHEN, TK_AFTER };
+
+static const key_spec task_keys[] = {
+    [TK_NAME] = {"name", 1, NULL},     [TK_KERNEL] = {"kernel", 0, NULL},
+    [TK_COPY] = {"copy", 0, NULL},     [TK_HOOK] = {"hook", 0, NULL},
+    [TK_OUTPUT] = {"output", 0, NULL}, [TK_ARGS] = {"args", 0, NULL},
+    [TK_STREAM] = {"stream", 0, NULL}, [TK_WHEN] = {"when", 0, NULL},
+    [TK_AFTER] = {"after", 0, NULL},
+};
+
+static gf_status load_task(loader *ld, int t, yaml_node_t *node) {
+  gf_workflow *wf = ld->wf;
+  gf_task *task = &wf->tasks[t];
+  yaml_node_t *keys[COUNT_OF(task_keys)], *values[COUNT_OF(task_keys)];
+  gf_status status;
+  task->loc = node_loc(ld, node);
+  ld->task_nodes[t] = node;
+  /* Name the task in messages about its keys when the name is readable. */
+  char *what = NULL;
+  if (node->type == YAML_MAPPING_NODE)
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+         p++) {
+      const char *k = scalar(node_at(ld, p->key)), *v = scalar(node_at(ld, p->value));
+      if (k && v && strcmp(k, "name") == 0 && !what) what = gf_xasprintf("task '%s'", v);
+    }
+  if (!what) what = gf_xasprintf("task %d", t);
+  status = walk_mapping(ld, node, what, task_keys, COUNT_OF(task_keys), NULL, keys, values);
+  free(what);
+  if (status) return status;
+
+  const char *name;
+  if ((status = get_identifier(ld, values[TK_NAME], "task name", &name))) return status;
+  for (int i = 0; i < t; i++)
+    if (strcmp(wf->tasks[i].name, name) == 0)
+      return fail(ld, values[TK_NAME], "duplicate task name '%s'", name);
+  task->name = gf_xstrdup(name);
+
+  static const int kind_keys[] = {TK_KERNEL, TK_COPY, TK_HOOK, TK_OUTPUT};
+  int kind = -1;
+  for (int k = 0; k < 4; k++) {
+    if (!keys[kind_keys[k]]) continue;
+    if (kind >= 0)
+      return fail(ld, keys[kind_keys[k]],
+                  "task '%s' has both '%s' and '%s'; a task is exactly one of: kernel, copy, "
+                  "hook, output",
+                  name, task_kind_names[kind], task_kind_names[k]);
+    kind = k;
+  }
+  if (kind < 0)
+    return fail(ld, node, "task '%s' does nothing; give it one of: kernel, copy, hook, output",
+                name);
+  task->kind = (gf_task_kind)kind;
+  if (keys[TK_ARGS] && task->kind != GF_TASK_KERNEL)
+    return fail(ld, keys[TK_ARGS], "'args' belongs to kernel tasks, not to %s tasks",
+                task_kind_names[kind]);
+  switch (task->kind) {
+    case GF_TASK_KERNEL:
+      status = load_kernel_task(ld, task, node, values[TK_KERNEL], values[TK_ARGS]);
+      break;
+    case GF_TASK_COPY:
+      status = load_copy_task(ld, task, values[TK_COPY]);
+      break;
+    case GF_TASK_HOOK:
+      status = get_hook(ld, values[TK_HOOK], &task->hook);
+      break;
+    case GF_TASK_OUTPUT:
+      status = load_output_task(ld, task, values[TK_OUTPUT]);
+      break;
+  }
+  if (status) return status;
+
+  if (values[TK_STREAM] && (status = get_stream_ref(ld, values[TK_STREAM], &task->stream)))
+    return status;
+  if (!values[TK_STREAM] && (wf->schedule == GF_SCHED_STREAMS || wf->schedule == GF_SCHED_EVENTS))
+    return fail(ld, node, "task '%s' has no stream; schedule %s needs one for every task", name,
+                schedule_names[wf->schedule]);
+  if (values[TK_WHEN]) {
+    const char *when = scalar(values[TK_WHEN]);
+    if (!when || (!*when && !is_quoted(values[TK_WHEN])))
+      return fail_type(ld, values[TK_WHEN], "an expression");
+    if ((status =
+             compile_at(ld, values[TK_WHEN], when, 0, NAMES_PARAMS | NAMES_GRID, 1, &task->when)))
+      return status;
+  }
+  ld->after_nodes[t] = values[TK_AFTER];
+  return GF_OK;
+}
+
+/* `TASK`, `TASK@n` or `TASK@n-K`, once every task's name is known. */
+static gf_status load_after(loader *ld, int t, yaml_node_t *node) {
+  gf_workflow *wf = ld->wf;
+  gf_task *task = &wf->tasks[t];
+  if (node->type != YAML_SEQUENCE_NODE) return fail_type(ld, node, "a sequence of tasks");
+  int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
+  task->after = gf_xcalloc((size_t)count, sizeof *task->after);
+  for (int i = 0; i < count; i++) {
+    yaml_node_t *item = node_at(ld, node->data.sequence.items.start[i]);
+    const char *s = scalar(item);
+    if (!s) return fail_type(ld, item, "TASK, TASK@n or TASK@n-K");
+    size_t name_len = identifier_length(s);
+    int64_t lag = 0;
+    const char *at = s + name_len;
+    int ok = name_len > 0 && (!*at || *at == '@');
+    if (ok && *at == '@') {
+      if (strcmp(at, "@n") == 0)
+        lag = 0;
+      else if (strncmp(at, "@n-", 3) == 0 && at[3] >= '0' && at[3] <= '9' &&
+               parse_int_text(at + 3, &lag) && lag >= 1 && lag <= INT32_MAX)
+        ;
+      else
+        ok = 0;
+    }
+    if (!ok) return fail(ld, item, "expected TASK, TASK@n or TASK@n-K (K >= 1), got '%s'", s);
+    int dep = 0;
+    while (dep < wf->ntasks && !name_is(s, name_len, wf->tasks[dep].name)) dep++;
+    if (dep == wf->ntasks)
+      return fail_text(ld, item, 0, "unknown task '%.*s' in after", (int)name_len, s);
+    if (lag == 0 && dep == t)
+      return fail_text(ld, item, 0, "task '%s' cannot follow itself in the same step", task->name);
+    task->after[i] = (gf_dep){dep, (int)lag, text_loc(ld, item, 0)};
+    task->nafter = i + 1;
+  }
+  return GF_OK;
+}
+
+static gf_status load_steps(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_status status = get_integer_value(ld, value, NAMES_PARAMS | NAMES_GRID, &ld->wf->steps);
+  if (status) return status;
+  if (ld->wf->steps < 0 || ld->wf->steps > (int64_t)MAX_STEPS)
+    return fail(ld, value, "steps must be between 0 and 10^12, got %lld", (long long)ld->wf->steps);
+  return GF_OK;
+}
+
+static gf_status load_tasks(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  if (value->type != YAML_SEQUENCE_NODE) return fail_type(ld, value, "a sequence of tasks");
+  int count = (int)(value->data.sequence.items.top - value->data.sequence.items.start);
+  if (count == 0) return fail(ld, value, "tasks is empty; a loop needs at least one task");
+  if (count > MAX_TASKS) return fail(ld, value, "too many tasks: %d, at most %d", count, MAX_TASKS);
+  wf->tasks = gf_xcalloc((size_t)count, sizeof *wf->tasks);
+  wf->ntasks = count;
+  ld->task_nodes = gf_xcalloc((size_t)count, sizeof *ld->task_nodes);
+  ld->after_nodes = gf_xcalloc((size_t)count, sizeof *ld->after_nodes);
+  for (int t = 0; t < count; t++) {
+    gf_task *task = &wf->tasks[t];
+    task->stream.group = -1;
+    task->hook = -1;
+    task->from.field = task->to.field = -1;
+  }
+  gf_status status;
+  for (int t = 0; t < count; t++)
+    if ((status = load_task(ld, t, node_at(ld, value->data.sequence.items.start[t]))))
+      return status;
+  for (int t = 0; t < count; t++)
+    if (ld->after_nodes[t] && (status = load_after(ld, t, ld->after_nodes[t]))) return status;
+  return GF_OK;
+}
+
+static const key_spec loop_keys[] = {
+    {"steps", 1, load_steps},
+    {"tasks", 1, load_tasks},
+};
+
+static gf_status load_loop(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  return walk_mapping(ld, value, "loop", loop_keys, COUNT_OF(loop_keys), NULL, NULL, NULL);
+}
+
+/* In the order they load: each may use what the ones above it defined. */
+static const key_spec top_keys[] = {
+    {"gflow", 1, load_version}, {"name", 1, load_name},       {"grid", 1, load_grid},
+    {"hooks", 0, load_hooks},   {"params", 0, load_params},   {"memory", 0, load_memory},
+    {"fields", 1, load_fields}, {"streams", 0, load_streams}, {"schedule", 0, load_schedule},
+    {"loop", 1, load_loop},
+};
+
+/* ---- Lua -------------------------------------------------------------------- */
+
+static gf_status load_lua(loader *ld) {
+  gf_workflow *wf = ld->wf;
+  gf_status status;
+  if (wf->nhooks == 0) return GF_OK;
+  if ((status = gf_lua_open(&wf->lua, ld->lua_limits, ld->diag))) return status;
+  const char **names = gf_xcalloc((size_t)wf->nparams, sizeof *names);
+  double *values = gf_xcalloc((size_t)wf->nparams, sizeof *values);
+  for (int i = 0; i < wf->nparams; i++) {
+    names[i] = wf->params[i].name;
+    values[i] = wf->params[i].value;
+  }
+  gf_lua_set_params(wf->lua, names, values, wf->nparams);
+  free(names);
+  free(values);
+  for (int h = 0; h < wf->nhooks; h++) {
+    int loaded = 0;
+    for (int e = 0; e < h && !loaded; e++)
+      loaded = strcmp(wf->hooks[e].path, wf->hooks[h].path) == 0;
+    if (loaded) continue;
+    yaml_node_t *node = ld->hook_nodes[h].lua;
+    gf_diag *diag = diag_for(ld, node);
+    status = gf_lua_load_file(wf->lua, wf->hooks[h].path, diag, text_loc(ld, node, 0));
+    if (settle(ld, diag, status)) return status;
+  }
+  for (int h = 0; h < wf->nhooks; h++) {
+    yaml_node_t *node = ld->hook_nodes[h].function;
+    gf_diag *diag = node ? diag_for(ld, node) : ld->diag;
+    gf_loc loc = node ? text_loc(ld, node, 0) : wf->hooks[h].loc;
+    status = gf_lua_find(wf->lua, wf->hooks[h].function, &wf->hooks[h].lua_id, diag, loc);
+    if (settle(ld, diag, status)) return status;
+  }
+  return GF_OK;
+}
+
+/* ---- YAML syntax and overrides ------------------------------------------------ */
+
+static const struct {
+  const char *problem;
+  const char *hint;
+} syntax_hints[] = {
+    {"did not find expected key", "check the indentation of this line and the one above"},
+    {"mapping values are not allowed in this context",
+     "a value containing ': ' needs quotes, or a key is indented too far"},
+    {"did not find expected node content", "a value is missing, or a bracket is not closed"},
+    {"found unexpected end of stream", "a quote or bracket is not closed"},
+};
+
+/* Parses `text` as events once, before the document is built, to report
+ * libyaml's errors with hints and to refuse anchors, aliases and extra
+ * documents. Columns are moved right by `col_offset` (an override's value). */
+static gf_status check_yaml_events(loader *ld, gf_diag *diag, const char *text, size_t len,
+                                   int col_offset) {
+  yaml_parser_t parser;
+  yaml_event_t event;
+  gf_status status = GF_OK;
+  int documents = 0, have_anchor = 0, depth = 0;
+  yaml_mark_t first_anchor = {0, 0, 0};
+  yaml_parser_initialize(&parser);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  for (;;) {
+    if (!yaml_parser_parse(&parser, &event)) {
+      gf_loc loc = {(int)parser.problem_mark.line + 1,
+                    (int)parser.problem_mark.column + 1 + col_offset};
+      /* An override is one line: libyaml's end of stream sits on a line after it. */
+      if (col_offset > 0 && loc.line > 1) loc = (gf_loc){1, (int)len + 1 + col_offset};
+      const char *problem = parser.problem ? parser.problem : "invalid YAML";
+      const char *hint = NULL;
+      size_t at = parser.problem_mark.index;
+      if (at < len && text[at] == '\t') hint = "tabs are not allowed for indentation";
+      for (int i = 0; !hint && i < COUNT_OF(syntax_hints); i++)
+        if (strcmp(problem, syntax_hints[i].problem) == 0) hint = syntax_hints[i].hint;
+      if (hint)
+        gf_diag_at(diag, loc, GF_INVALID, "%s; %s", problem, hint);
+      else
+        gf_diag_at(diag, loc, GF_INVALID, "%s", problem);
+      status = settle(ld, diag, GF_INVALID);
+      break;
+    }
+    yaml_mark_t mark = event.start_mark;
+    const char *refused = NULL;
+    const yaml_char_t *anchor = NULL;
+    switch (event.type) {
+      case YAML_ALIAS_EVENT:
+        refused = "aliases are not supported";
+        break;
+      case YAML_SCALAR_EVENT:
+        anchor = event.data.scalar.anchor;
+        break;
+      case YAML_SEQUENCE_START_EVENT:
+        anchor = event.data.sequence_start.anchor;
+        if (++depth > MAX_YAML_DEPTH) refused = "the YAML is nested too deeply";
+        break;
+      case YAML_MAPPING_START_EVENT:
+        anchor = event.data.mapping_start.anchor;
+        if (++depth > MAX_YAML_DEPTH) refused = "the YAML is nested too deeply";
+        break;
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT:
+        depth--;
+        break;
+      case YAML_DOCUMENT_START_EVENT:
+        if (++documents > 1) refused = "a workflow holds one YAML document, this is a second";
+        break;
+      default:
+        break;
+    }
+    /* An alias is the real danger (expansion); report it over its anchor. */
+    if (anchor && !have_anchor) {
+      first_anchor = mark;
+      have_anchor = 1;
+    }
+    int done = event.type == YAML_STREAM_END_EVENT;
+    yaml_event_delete(&event);
+    if (!refused && done && have_anchor) {
+      refused = "anchors and aliases are not supported";
+      mark = first_anchor;
+    }
+    if (refused) {
+      gf_diag_at(diag, (gf_loc){(int)mark.line + 1, (int)mark.column + 1 + col_offset}, GF_INVALID,
+                 "%s", refused);
+      status = settle(ld, diag, GF_INVALID);
+      break;
+    }
+    if (done) break;
+  }
+  yaml_parser_delete(&parser);
+  return status;
+}
+
+/* Copies node `id` of `from` into the workflow document; returns its new id.
+ * Marks become columns in the override's text. */
+static int graft_node(loader *ld, yaml_document_t *from, int id, int col_offset) {
+  yaml_node_t *src = yaml_document_get_node(from, id);
+  yaml_mark_t mark = src->start_mark;
+  int copy = 0;
+  switch (src->type) {
+    case YAML_SCALAR_NODE:
+      copy = yaml_document_add_scalar(&ld->doc, src->tag, src->data.scalar.value,
+                                      (int)src->data.scalar.length, src->data.scalar.style);
+      break;
+    case YAML_SEQUENCE_NODE:
+      copy = yaml_document_add_sequence(&ld->doc, src->tag, src->data.sequence.style);
+      for (int i = 0; copy && src->data.sequence.items.start + i < src->data.sequence.items.top;
+           i++) {
+        int item = graft_node(ld, from, src->data.sequence.items.start[i], col_offset);
+        if (!item || !yaml_document_append_sequence_item(&ld->doc, copy, item)) return 0;
+        src = yaml_document_get_node(from, id);
+      }
+      break;
+    case YAML_MAPPING_NODE:
+      copy = yaml_document_add_mapping(&ld->doc, src->tag, src->data.mapping.style);
+      for (int i = 0; copy && src->data.mapping.pairs.start + i < src->data.mapping.pairs.top;
+           i++) {
+        int key = graft_node(ld, from, src->data.mapping.pairs.start[i].key, col_offset);
+        int value = graft_node(ld, from, src->data.mapping.pairs.start[i].value, col_offset);
+        if (!key || !value || !yaml_document_append_mapping_pair(&ld->doc, copy, key, value))
+          return 0;
+      }
+      break;
+    default:
+      return 0;
+  }
+  if (copy) {
+    yaml_node_t *node = node_at(ld, copy);
+    node->start_mark.line = 0;
+    node->start_mark.column = mark.column + (size_t)col_offset;
+    node->end_mark = node->start_mark;
+  }
+  return copy;
+}
+
+__attribute__((format(printf, 4, 5))) static gf_status fail_override(loader *ld, override_src *src,
+                                                                     int col, const char *fmt,
+                                                                     ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  gf_status status = vfail_loc(ld, &src->diag, (gf_loc){1, col + 1}, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+/* Applies `--set key=value` to the document. */
+static gf_status apply_override(loader *ld, override_src *src, const gf_override *ov) {
+  const char *key = ov->key;
+  size_t key_len = strlen(key);
+  int value_col = (int)key_len + 1;
+  src->first_node = (int)(ld->doc.nodes.top - ld->doc.nodes.start) + 1;
+  src->last_node = src->first_node - 1;
+  gf_status status = check_yaml_events(ld, &src->diag, ov->value, strlen(ov->value), value_col);
+  if (status) return status;
+
+  /* Walk the path to the parent of the last component. */
+  int parent = 1, start = 0;
+  char *parent_path = gf_xstrdup("");
+  for (;;) {
+    size_t end = (size_t)start;
+    while (end < key_len && key[end] != '.') end++;
+    if (end == (size_t)start) {
+      free(parent_path);
+      return fail_override(ld, src, start, "empty name in the key '%s'", key);
+    }
+    if (end == key_len) break;
+    yaml_node_t *node = node_at(ld, parent);
+    int next = 0;
+    char *part = gf_xstrndup(key + start, end - (size_t)start);
+    if (node->type == YAML_MAPPING_NODE) {
+      for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
+           !next && p < node->data.mapping.pairs.top; p++) {
+        const char *k = scalar(node_at(ld, p->key));
+        if (k && strcmp(k, part) == 0) next = p->value;
+      }
+    } else if (node->type == YAML_SEQUENCE_NODE) {
+      int64_t i;
+      int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
+      if (parse_int_text(part, &i) && i >= 0 && i < count)
+        next = node->data.sequence.items.start[i];
+    }
+    if (!next) {
+      status = fail_override(ld, src, start, "no key '%s' in %s to set", part,
+                             parent_path[0] ? parent_path : "the workflow");
+      free(part);
+      free(parent_path);
+      return status;
+    }
+    char *longer = parent_path[0] ? gf_xasprintf("%s.%s", parent_path, part) : gf_xstrdup(part);
+    free(parent_path);
+    free(part);
+    parent_path = longer;
+    parent = next;
+    start = (int)end + 1;
+  }
+
+  /* The value, grafted; an empty value is an empty scalar. */
+  yaml_parser_t parser;
+  yaml_document_t value_doc;
+  yaml_parser_initialize(&parser);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)ov->value, strlen(ov->value));
+  int value_id = 0;
+  if (yaml_parser_load(&parser, &value_doc)) {
+    if (yaml_document_get_root_node(&value_doc))
+      value_id = graft_node(ld, &value_doc, 1, value_col);
+    else
+      value_id =
+          yaml_document_add_scalar(&ld->doc, NULL, (yaml_char_t *)"", 0, YAML_PLAIN_SCALAR_STYLE);
+    if (value_id && !yaml_document_get_root_node(&value_doc))
+      node_at(ld, value_id)->start_mark.column = (size_t)value_col;
+    yaml_document_delete(&value_doc);
+  }
+  yaml_parser_delete(&parser);
+  if (!value_id) {
+    free(parent_path);
+    return fail_override(ld, src, value_col, "cannot read the value '%s'", ov->value);
+  }
+
+  const char *last = key + start;
+  yaml_node_t *node = node_at(ld, parent);
+  status = GF_OK;
+  if (node->type == YAML_MAPPING_NODE) {
+    yaml_node_pair_t *pair = NULL;
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
+         !pair && p < node->data.mapping.pairs.top; p++) {
+      const char *k = scalar(node_at(ld, p->key));
+      if (k && strcmp(k, last) == 0) pair = p;
+    }
+    if (pair) {
+      pair->value = value_id;
+    } else {
+      int key_id = yaml_document_add_scalar(&ld->doc, NULL, (yaml_char_t *)last, -1,
+                                            YAML_PLAIN_SCALAR_STYLE);
+      node_at(ld, key_id)->start_mark.line = 0;
+      node_at(ld, key_id)->start_mark.column = (size_t)start;
+      yaml_document_append_mapping_pair(&ld->doc, parent, key_id, value_id);
+    }
+  } else if (node->type == YAML_SEQUENCE_NODE) {
+    int64_t i;
+    int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
+    if (parse_int_text(last, &i) && i >= 0 && i < count)
+      node->data.sequence.items.start[i] = value_id;
+    else
+      status = fail_override(ld, src, start, "no entry '%s' in %s to set (it has %d)", last,
+                             parent_path[0] ? parent_path : "the workflow", count);
+  } else {
+    status = fail_override(ld, src, start, "no key '%s' in %s to set", last,
+                           parent_path[0] ? parent_path : "the workflow");
+  }
+  free(parent_path);
+  src->last_node = (int)(ld->doc.nodes.top - ld->doc.nodes.start);
+  return status;
+}
+
+/* ---- resolved YAML ------------------------------------------------------------ */
+
+static int emit_to_strbuf(void *data, unsigned char *buffer, size_t size) {
+  sb_append(data, (const char *)buffer, size);
+  return 1;
+}
+
+/* Replaces each parameter's value with its number and emits the document,
+ * which the emitter consumes. */
+static char *emit_resolved(loader *ld) {
+  if (ld->params_node) {
+    int params_id = node_id(ld, ld->params_node);
+    for (int i = 0; i < ld->wf->nparams; i++) {
+      char number[64];
+      snprintf(number, sizeof number, "%.17g", ld->wf->params[i].value);
+      int value = yaml_document_add_scalar(&ld->doc, NULL, (yaml_char_t *)number, -1,
+                                           YAML_PLAIN_SCALAR_STYLE);
+      if (value) node_at(ld, params_id)->data.mapping.pairs.start[i].value = value;
+    }
+  }
+  strbuf sb = {0};
+  sb_puts(&sb, "");
+  yaml_emitter_t emitter;
+  yaml_emitter_initialize(&emitter);
+  yaml_emitter_set_output(&emitter, emit_to_strbuf, &sb);
+  yaml_emitter_set_unicode(&emitter, 1);
+  yaml_emitter_set_width(&emitter, 100);
+  int ok = yaml_emitter_open(&emitter);
+  ok = yaml_emitter_dump(&emitter, &ld->doc) && ok;
+  ld->have_doc = 0; /* the emitter has freed it */
+  ok = ok && yaml_emitter_close(&emitter) && yaml_emitter_flush(&emitter);
+  yaml_emitter_delete(&emitter);
+  if (!ok) {
+    free(sb.data);
+    return NULL;
+  }
+  if (sb.len && sb.data[sb.len - 1] != '\n') sb_puts(&sb, "\n");
+  return sb.data;
+}
+
+/* ---- load ----------------------------------------------------------------------- */
+
+static gf_status load_document(loader *ld, const gf_override *overrides, int noverrides) {
+  gf_workflow *wf = ld->wf;
+  gf_status status = check_yaml_events(ld, ld->diag, wf->source, strlen(wf->source), 0);
+  if (status) return status;
+  yaml_parser_t parser;
+  yaml_parser_initialize(&parser);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)wf->source, strlen(wf->source));
+  int loaded = yaml_parser_load(&parser, &ld->doc);
+  yaml_parser_delete(&parser);
+  if (!loaded) return gf_diag_at(ld->diag, (gf_loc){1, 1}, GF_INVALID, "cannot read the YAML");
+  ld->have_doc = 1;
+  if (!yaml_document_get_root_node(&ld->doc))
+    return gf_diag_at(ld->diag, (gf_loc){1, 1}, GF_INVALID, "the workflow file is empty");
+
+  ld->overrides = gf_xcalloc((size_t)(noverrides > 0 ? noverrides : 1), sizeof *ld->overrides);
+  for (int i = 0; i < noverrides; i++) {
+    override_src *src = &ld->overrides[i];
+    src->origin = gf_xasprintf("--set %s=%s", overrides[i].key, overrides[i].value);
+    src->text = gf_xasprintf("%s=%s", overrides[i].key, overrides[i].value);
+    gf_diag_init(&src->diag, src->origin, src->text);
+    src->diag.out = ld->diag->out;
+    src->first_node = 1; /* an empty range until applied */
+    src->last_node = 0;
+    ld->noverrides = i + 1;
+    if ((status = apply_override(ld, src, &overrides[i]))) return status;
+  }
+
+  wf->default_space = GF_SPACE_DEVICE;
+  wf->staging = 8;
+  wf->schedule = GF_SCHED_AUTO;
+  if ((status = walk_mapping(ld, yaml_document_get_root_node(&ld->doc), NULL, top_keys,
+                             COUNT_OF(top_keys), NULL, NULL, NULL)) ||
+      (status = load_lua(ld)))
+    return status;
+  ld->impl->resolved = emit_resolved(ld);
+  if (!ld->impl->resolved)
+    return gf_diag_error(ld->diag, GF_INTERNAL, "cannot emit the resolved workflow as YAML");
+  return GF_OK;
+}
+
+gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
+                                const gf_override *overrides, int noverrides,
+                                const gf_registry *registry, const gf_lua_limits *lua_limits,
+                                gf_diag *diag, gf_workflow **out) {
+  *out = NULL;
+  workflow_impl *impl = gf_xcalloc(1, sizeof *impl);
+  gf_workflow *wf = &impl->wf;
+  wf->path = gf_xstrdup(path);
+  const char *slash = strrchr(path, '/');
+  wf->dir = slash ? gf_xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : gf_xstrdup(".");
+  wf->source = gf_xstrndup(text, len);
+
+  loader ld = {
+      .impl = impl, .wf = wf, .diag = diag, .registry = registry, .lua_limits = lua_limits};
+  /* Messages name the file and quote its lines; the caller's diag is restored after. */
+  const char *saved_origin = diag->origin, *saved_text = diag->text;
+  diag->origin = wf->path;
+  diag->text = wf->source;
+  gf_status status;
+  if (strlen(wf->source) != len)
+    status = gf_diag_at(diag, (gf_loc){1, 1}, GF_INVALID, "the workflow file contains a NUL byte");
+  else
+    status = load_document(&ld, overrides, noverrides);
+  diag->origin = saved_origin;
+  diag->text = saved_text;
+
+  if (ld.have_doc) yaml_document_delete(&ld.doc);
+  for (int i = 0; i < ld.noverrides; i++) {
+    free(ld.overrides[i].origin);
+    free(ld.overrides[i].text);
+  }
+  free(ld.overrides);
+  free(ld.hook_nodes);
+  free(ld.task_nodes);
+  free(ld.after_nodes);
+  if (status) {
+    gf_workflow_free(wf);
+    return status;
+  }
+  *out = wf;
+  return GF_OK;
+}
+
+gf_status gf_workflow_load(const char *path, const gf_override *overrides, int noverrides,
+                           const gf_registry *registry, const gf_lua_limits *lua_limits,
+                           gf_diag *diag, gf_workflow **out) {
+  *out = NULL;
+  FILE *file = fopen(path, "rb");
+  if (!file) return gf_diag_error(diag, GF_NOINPUT, "cannot read %s: %s", path, strerror(errno));
+  strbuf sb = {0};
+  sb_puts(&sb, "");
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, file)) > 0) sb_append(&sb, chunk, n);
+  int failed = ferror(file);
+  int saved_errno = errno;
+  fclose(file);
+  if (failed) {
+    free(sb.data);
+    return gf_diag_error(diag, GF_NOINPUT, "cannot read %s: %s", path, strerror(saved_errno));
+  }
+  gf_status status = gf_workflow_load_text(path, sb.data, sb.len, overrides, noverrides, registry,
+                                           lua_limits, diag, out);
+  free(sb.data);
+  return status;
+}
+
+static void free_ref(gf_ref *ref) {
+  gf_expr_free(ref->index);
+}
+
+void gf_workflow_free(gf_workflow *wf) {
+  if (!wf) return;
+  workflow_impl *impl = (workflow_impl *)wf;
+  for (int i = 0; i < wf->nparams; i++) {
+    free(wf->params[i].name);
+    free(wf->params[i].text);
+  }
+  free(wf->params);
+  for (int i = 0; i < wf->nfields; i++) {
+    free(wf->fields[i].name);
+    gf_expr_free(wf->fields[i].init_expr);
+  }
+  free(wf->fields);
+  for (int i = 0; i < wf->nhooks; i++) {
+    free(wf->hooks[i].name);
+    free(wf->hooks[i].path);
+    free(wf->hooks[i].function);
+  }
+  free(wf->hooks);
+  for (int i = 0; i < wf->ngroups; i++) free(wf->groups[i].name);
+  free(wf->groups);
+  for (int t = 0; t < wf->ntasks; t++) {
+    gf_task *task = &wf->tasks[t];
+    free(task->name);
+    gf_expr_free(task->when);
+    gf_expr_free(task->stream.index);
+    free(task->after);
+    for (int i = 0; i < task->nargs; i++) {
+      free_ref(&task->args[i].ref);
+      gf_expr_free(task->args[i].value);
+    }
+    free(task->args);
+    free_ref(&task->from);
+    free_ref(&task->to);
+    free(task->file);
+    gf_expr_free(task->plane);
+  }
+  free(wf->tasks);
+  if (wf->lua) gf_lua_close(wf->lua);
+  free(wf->path);
+  free(wf->dir);
+  free(wf->source);
+  free(wf->name);
+  free(impl->resolved);
+  free(impl);
+}
+
+const char *gf_workflow_stream_name(const gf_workflow *wf, int stream, char *buf, size_t size) {
+  for (int g = 0; g < wf->ngroups; g++) {
+    const gf_stream_group *group = &wf->groups[g];
+    if (stream < group->first || stream >= group->first + group->count) continue;
+    if (group->count == 1)
+      snprintf(buf, size, "%s", group->name);
+    else
+      snprintf(buf, size, "%s[%d]", group->name, stream - group->first);
+    return buf;
+  }
+  snprintf(buf, size, "stream %d", stream);
+  return buf;
+}
+
+char *gf_workflow_resolved_yaml(const gf_workflow *wf) {
+  const workflow_impl *impl = (const workflow_impl *)wf;
+  return gf_xstrdup(impl->resolved ? impl->resolved : "");
+}

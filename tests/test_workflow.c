@@ -1,0 +1,607 @@
+/* test_workflow.c - the loader against wave2d.yaml, overrides, the kernel
+ * registry, and the bad-input corpus (tests/bad/NAME.yaml, each starting with
+ * `# expect: <the exact message>`). Run from the tests/ folder. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "check.h"
+#include "registry.h"
+#include "wave2d.h"
+#include "workflow.h"
+
+/* Messages go to a scratch file: the tests read diag.last. */
+static FILE *quiet(void) {
+  static FILE *sink;
+  if (!sink) sink = tmpfile();
+  return sink;
+}
+
+static gf_registry *builtin_registry(void) {
+  gf_registry *registry = gf_registry_create();
+  CHECK_INT(gf_kernels_register_builtin(gf_registry_registrar(registry)), 0);
+  return registry;
+}
+
+static gf_status load(const char *path, const gf_override *overrides, int noverrides, gf_diag *diag,
+                      gf_workflow **wf) {
+  gf_registry *registry = builtin_registry();
+  gf_diag_init(diag, NULL, NULL);
+  diag->out = quiet();
+  gf_status status = gf_workflow_load(path, overrides, noverrides, registry, NULL, diag, wf);
+  gf_registry_free(registry); /* the model keeps kernel pointers, not the registry */
+  return status;
+}
+
+static double eval_at(const gf_expr *expr, double n) {
+  gf_eval_ctx ctx = {.n = n};
+  gf_status status = GF_OK;
+  double v = gf_expr_eval(expr, &ctx, &status);
+  CHECK_INT(status, GF_OK);
+  return v;
+}
+
+static int param_index(const gf_workflow *wf, const char *name) {
+  for (int i = 0; i < wf->nparams; i++)
+    if (strcmp(wf->params[i].name, name) == 0) return i;
+  return -1;
+}
+
+static double param(const gf_workflow *wf, const char *name) {
+  int i = param_index(wf, name);
+  CHECK(i >= 0);
+  return i >= 0 ? wf->params[i].value : NAN;
+}
+
+static const gf_arg *arg_named(const gf_task *task, const char *name) {
+  for (int i = 0; i < task->nargs; i++)
+    if (strcmp(task->args[i].param->name, name) == 0) return &task->args[i];
+  return NULL;
+}
+
+static double call_hook(void *user, int hook, const double *args, int nargs, gf_status *status) {
+  const gf_workflow *wf = user;
+  double result = 0;
+  gf_status s = gf_lua_call(wf->lua, wf->hooks[hook].lua_id, args, nargs, &result,
+                            wf->hooks[hook].name, "test");
+  if (s) *status = s;
+  return result;
+}
+
+static void test_wave2d_model(void) {
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  CHECK_INT(load("../workflows/wave2d.yaml", NULL, 0, &diag, &wf), GF_OK);
+  if (!wf) {
+    fprintf(stderr, "  %s\n", diag.last);
+    return;
+  }
+  CHECK_STR(wf->name, "wave2d");
+  CHECK_STR(wf->path, "../workflows/wave2d.yaml");
+  CHECK_STR(wf->dir, "../workflows");
+  CHECK_INT(wf->ndim, 2);
+  CHECK_INT(wf->shape[0], 256);
+  CHECK_INT(wf->shape[1], 256);
+  CHECK_INT(wf->shape[2], 1);
+  CHECK(wf->spacing[0] == 1.0 && wf->spacing[1] == 1.0);
+  CHECK_INT(wf->halo, 2);
+
+  /* Parameters, in file order, with the seed's values. */
+  CHECK_INT(wf->nparams, 6);
+  static const char *const order[] = {"vel", "cfl", "dt", "nt", "fm", "td"};
+  for (int i = 0; i < 6 && i < wf->nparams; i++) CHECK_STR(wf->params[i].name, order[i]);
+  double dt = 0.4 / 343.0, fm = 343.0 / 10.0;
+  CHECK(param(wf, "vel") == 343.0);
+  CHECK(param(wf, "cfl") == 0.4);
+  CHECK_NEAR(param(wf, "dt"), dt, 1e-18);
+  CHECK(param(wf, "nt") == 640.0);
+  CHECK_NEAR(param(wf, "fm"), fm, 1e-13);
+  CHECK_NEAR(param(wf, "td"), sqrt(6.0) / (M_PI * 34.3), 1e-16);
+  CHECK(wf->params[0].text == NULL); /* a plain number */
+  CHECK_STR(wf->params[2].text, "cfl * min(spacing[0], spacing[1]) / vel");
+  CHECK_INT(wf->params[2].loc.line, 18);
+  CHECK_INT(wf->params[2].loc.col, 8); /* inside the quotes */
+
+  CHECK_INT(wf->default_space, GF_SPACE_DEVICE);
+  CHECK_INT(wf->staging, 8);
+  CHECK_INT(wf->schedule, GF_SCHED_EVENTS);
+  CHECK_INT(wf->steps, 640);
+
+  /* Fields. */
+  CHECK_INT(wf->nfields, 2);
+  const gf_field *U = &wf->fields[0], *V = &wf->fields[1];
+  CHECK_STR(U->name, "U");
+  CHECK_INT(U->dtype, GF_F32);
+  CHECK_INT(U->ring, 5);
+  CHECK_INT(U->ndim, 2);
+  CHECK_INT(U->shape[0], 256);
+  CHECK_INT(U->shape[1], 256);
+  CHECK_INT(U->shape[2], 1);
+  CHECK_INT(U->elems, 65536);
+  CHECK_INT(U->bytes, 65536 * 4);
+  CHECK_INT(U->space, GF_SPACE_DEVICE);
+  CHECK_INT(U->init_kind, GF_INIT_CONST);
+  CHECK(U->init_value == 0.0);
+  CHECK_STR(V->name, "V");
+  CHECK_INT(V->ring, 1);
+  CHECK_INT(V->init_kind, GF_INIT_CONST); /* `vel` folds to a constant */
+  CHECK(V->init_value == 343.0);
+
+  /* Hooks. */
+  CHECK_INT(wf->nhooks, 1);
+  CHECK_STR(wf->hooks[0].name, "ricker");
+  CHECK_STR(wf->hooks[0].function, "ricker");
+  CHECK_STR(wf->hooks[0].path, "../workflows/ricker.lua");
+  CHECK(wf->hooks[0].lua_id >= 0);
+  CHECK(wf->lua != NULL);
+
+  /* Streams: compute, io[0..4]. */
+  CHECK_INT(wf->ngroups, 2);
+  CHECK_INT(wf->nstreams, 6);
+  CHECK_STR(wf->groups[0].name, "compute");
+  CHECK_INT(wf->groups[0].count, 1);
+  CHECK_INT(wf->groups[0].first, 0);
+  CHECK_STR(wf->groups[1].name, "io");
+  CHECK_INT(wf->groups[1].count, 5);
+  CHECK_INT(wf->groups[1].first, 1);
+  char buf[32];
+  CHECK_STR(gf_workflow_stream_name(wf, 0, buf, sizeof buf), "compute");
+  CHECK_STR(gf_workflow_stream_name(wf, 1, buf, sizeof buf), "io[0]");
+  CHECK_STR(gf_workflow_stream_name(wf, 5, buf, sizeof buf), "io[4]");
+
+  /* Tasks. */
+  CHECK_INT(wf->ntasks, 2);
+  if (wf->ntasks != 2) goto done;
+  const gf_task *step = &wf->tasks[0], *snap = &wf->tasks[1];
+  CHECK_STR(step->name, "step");
+  CHECK_INT(step->kind, GF_TASK_KERNEL);
+  CHECK(step->kernel == &gf_kernel_wave2d_4o);
+  CHECK_INT(step->loc.line, 41);
+  CHECK_INT(step->loc.col, 7);
+  CHECK_INT(step->stream.group, 0);
+  CHECK(step->stream.index == NULL);
+  CHECK(step->when == NULL);
+  CHECK_INT(step->nafter, 1);
+  if (step->nafter == 1) {
+    CHECK_INT(step->after[0].task, 1);
+    CHECK_INT(step->after[0].lag, 3);
+  }
+  CHECK_INT(step->nargs, 7);
+  const gf_arg *U0 = arg_named(step, "U0"), *U2 = arg_named(step, "U2"), *Va = arg_named(step, "V");
+  const gf_arg *dt_arg = arg_named(step, "dt"), *amp = arg_named(step, "amplitude");
+  const gf_arg *source = arg_named(step, "source");
+  CHECK(U0 && U2 && Va && dt_arg && amp && source);
+  if (U0 && U2 && Va && dt_arg && amp && source) {
+    CHECK_INT(U0->ref.field, 0);
+    CHECK_STR(gf_expr_text(U0->ref.index), "n");
+    CHECK_INT(U2->ref.field, 0);
+    CHECK(eval_at(U2->ref.index, 3) == 5.0);
+    CHECK_INT(U2->ref.loc.col, 45); /* the U of "U[n+2]" */
+    CHECK_INT(Va->ref.field, 1);
+    CHECK(Va->ref.index == NULL);
+    CHECK(gf_expr_is_constant(dt_arg->value));
+    CHECK_NEAR(eval_at(dt_arg->value, 0), dt, 1e-18);
+    CHECK(!gf_expr_is_constant(amp->value));
+    CHECK(gf_expr_calls_hook(amp->value));
+    /* ricker(n) through the hook slot, against the seed's formula (pi = 3.141592). */
+    gf_eval_ctx ctx = {.n = 10, .call_hook = call_hook, .user = wf};
+    gf_status status = GF_OK;
+    double got = gf_expr_eval(amp->value, &ctx, &status);
+    CHECK_INT(status, GF_OK);
+    double td = sqrt(6.0) / (M_PI * 34.3), pi = 3.141592;
+    double t = 10 * dt - 2.0 * td, a = pi * pi * fm * fm * t * t;
+    CHECK_NEAR(got, (1.0 - 2.0 * a) * exp(-a), 1e-12);
+    CHECK_INT(source->index[0], 128);
+    CHECK_INT(source->index[1], 128);
+  }
+
+  CHECK_STR(snap->name, "snapshot");
+  CHECK_INT(snap->kind, GF_TASK_OUTPUT);
+  CHECK_INT(snap->from.field, 0);
+  CHECK_STR(gf_expr_text(snap->from.index), "n");
+  CHECK_STR(snap->file, "array_out.dat");
+  CHECK_INT(snap->planes, 640);
+  CHECK(eval_at(snap->plane, 17) == 17.0);
+  CHECK(snap->when != NULL);
+  if (snap->when) {
+    CHECK(eval_at(snap->when, 1) == 0.0);
+    CHECK(eval_at(snap->when, 2) == 1.0);
+    CHECK(eval_at(snap->when, 638) == 1.0);
+    CHECK(eval_at(snap->when, 639) == 0.0);
+  }
+  CHECK_INT(snap->stream.group, 1);
+  CHECK(snap->stream.index && eval_at(snap->stream.index, 13) == 3.0);
+  CHECK_INT(snap->nafter, 1);
+  if (snap->nafter == 1) {
+    CHECK_INT(snap->after[0].task, 0);
+    CHECK_INT(snap->after[0].lag, 2);
+  }
+
+  CHECK_STR(gf_schedule_name(wf->schedule), "events");
+  CHECK_STR(gf_task_kind_name(snap->kind), "output");
+  CHECK_STR(gf_dtype_name(GF_F64), "f64");
+done:
+  gf_workflow_free(wf);
+}
+
+static void test_resolved_yaml(void) {
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  gf_override set = {"grid.shape", "[300, 200]"};
+  CHECK_INT(load("../workflows/wave2d.yaml", &set, 1, &diag, &wf), GF_OK);
+  if (!wf) return;
+  char *yaml = gf_workflow_resolved_yaml(wf);
+  char expect[128];
+  snprintf(expect, sizeof expect, "dt: %.17g\n", 0.4 / 343.0);
+  CHECK(strstr(yaml, expect) != NULL);
+  CHECK(strstr(yaml, "nt: 750\n") != NULL); /* floor(300 / 0.4) */
+  CHECK(strstr(yaml, "vel: 343\n") != NULL);
+  CHECK(strstr(yaml, "shape: [300, 200]") != NULL);
+  CHECK(strstr(yaml, "cfl * min") == NULL); /* expressions replaced */
+  CHECK(strstr(yaml, "U[n+2]") != NULL);    /* everything else kept */
+  CHECK(strstr(yaml, "name: wave2d\n") != NULL);
+  free(yaml);
+  gf_workflow_free(wf);
+}
+
+static void test_override_grid_shape(void) {
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  gf_override set = {"grid.shape", "[512,512]"};
+  CHECK_INT(load("../workflows/wave2d.yaml", &set, 1, &diag, &wf), GF_OK);
+  if (!wf) return;
+  CHECK_INT(wf->shape[0], 512);
+  CHECK_INT(wf->fields[0].shape[1], 512);
+  CHECK_INT(wf->fields[0].elems, 512 * 512);
+  CHECK(param(wf, "nt") == 1280.0);
+  CHECK_INT(wf->steps, 1280);
+  CHECK_INT(wf->tasks[1].planes, 1280);
+  const gf_arg *source = arg_named(&wf->tasks[0], "source");
+  CHECK(source && source->index[0] == 256 && source->index[1] == 256);
+  gf_workflow_free(wf);
+}
+
+static void test_override_schedule_and_params(void) {
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  gf_override sets[] = {
+      {"schedule", "sync"},
+      {"params.cfl", "0.2"},
+      {"loop.tasks.1.stream", "compute"},
+      {"params.extra", "cfl * 10"}, /* a new key is added at the end */
+  };
+  CHECK_INT(load("../workflows/wave2d.yaml", sets, 4, &diag, &wf), GF_OK);
+  if (!wf) {
+    fprintf(stderr, "  %s\n", diag.last);
+    return;
+  }
+  CHECK_INT(wf->schedule, GF_SCHED_SYNC);
+  CHECK_NEAR(param(wf, "dt"), 0.2 / 343.0, 1e-18);
+  CHECK(param(wf, "nt") == 1280.0);
+  CHECK_INT(wf->steps, 1280);
+  CHECK_INT(wf->tasks[1].stream.group, 0);
+  CHECK(wf->tasks[1].stream.index == NULL);
+  CHECK_INT(wf->nparams, 7);
+  CHECK_NEAR(param(wf, "extra"), 2.0, 1e-15);
+  gf_workflow_free(wf);
+
+  /* A later override of the same key wins. */
+  gf_override twice[] = {{"schedule", "sync"}, {"schedule", "streams"}};
+  CHECK_INT(load("../workflows/wave2d.yaml", twice, 2, &diag, &wf), GF_OK);
+  if (wf) CHECK_INT(wf->schedule, GF_SCHED_STREAMS);
+  gf_workflow_free(wf);
+}
+
+static void expect_override_error(const char *key, const char *value, const char *message) {
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  gf_override set = {key, value};
+  CHECK_INT(load("../workflows/wave2d.yaml", &set, 1, &diag, &wf), GF_INVALID);
+  CHECK(wf == NULL);
+  CHECK_STR(diag.last, message);
+  CHECK_INT(diag.count, 1);
+  gf_workflow_free(wf);
+}
+
+static void test_override_errors(void) {
+  expect_override_error("grid.shap", "[1]",
+                        "--set grid.shap=[1]:1:6: unknown key 'shap' in grid; expected one of: "
+                        "shape, spacing, halo");
+  expect_override_error("grid.shape", "[0,8]",
+                        "--set grid.shape=[0,8]:1:13: a size must be >= 1, got 0");
+  expect_override_error("grid.foo.x", "1", "--set grid.foo.x=1:1:6: no key 'foo' in grid to set");
+  expect_override_error("nope.x", "1", "--set nope.x=1:1:1: no key 'nope' in the workflow to set");
+  expect_override_error("loop.tasks.7.stream", "io",
+                        "--set loop.tasks.7.stream=io:1:12: no key '7' in loop.tasks to set");
+  expect_override_error("schedule", "fast",
+                        "--set schedule=fast:1:10: unknown schedule 'fast'; expected one of: "
+                        "sync, streams, events, auto");
+  expect_override_error("params.cfl", "0.4 +",
+                        "--set params.cfl=0.4 +:1:17: "
+                        "unexpected end of expression");
+  expect_override_error("loop.tasks.0.stream", "\"io[n % 7] + \"",
+                        "--set loop.tasks.0.stream=\"io[n % 7] + \":1:21: expected a stream GROUP "
+                        "or GROUP[EXPR], got 'io[n % 7] + '");
+  expect_override_error("grid.shape", "[1, 2",
+                        "--set grid.shape=[1, 2:1:17: did not find "
+                        "expected ',' or ']'");
+  expect_override_error("grid", "*x", "--set grid=*x:1:6: aliases are not supported");
+}
+
+/* A kernel table for the registry's checks. */
+typedef struct toy_args {
+  gf_array in;
+  double scale;
+} toy_args;
+static void toy_run(const void *args) {
+  (void)args;
+}
+static const gf_param toy_params[] = {
+    {"in", GF_PARAM_ARRAY, GF_ACCESS_READ, 1u << GF_F32, offsetof(toy_args, in), 1, 0, 0, 0, ""},
+    {"scale", GF_PARAM_REAL, GF_ACCESS_NONE, 0, offsetof(toy_args, scale), 0, 1, 0, 10, ""},
+    {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+};
+static const gf_param toy_params_dup[] = {
+    {"in", GF_PARAM_ARRAY, GF_ACCESS_READ, 1u << GF_F32, offsetof(toy_args, in), 1, 0, 0, 0, ""},
+    {"in", GF_PARAM_REAL, GF_ACCESS_NONE, 0, offsetof(toy_args, scale), 0, 1, 0, 10, ""},
+    {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+};
+static const gf_param toy_params_outside[] = {
+    {"in", GF_PARAM_ARRAY, GF_ACCESS_READ, 1u << GF_F32, offsetof(toy_args, in), 1, 0, 0, 0, ""},
+    {"scale", GF_PARAM_REAL, GF_ACCESS_NONE, 0, sizeof(toy_args) - 4, 0, 1, 0, 10, ""},
+    {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+};
+
+static void test_registry(void) {
+  gf_registry *registry = builtin_registry();
+  const gf_registrar *r = gf_registry_registrar(registry);
+  CHECK_INT(gf_registry_count(registry), 1);
+  CHECK(gf_registry_find(registry, "wave2d_4o") == &gf_kernel_wave2d_4o);
+  CHECK(gf_registry_at(registry, 0) == &gf_kernel_wave2d_4o);
+  CHECK(gf_registry_at(registry, 1) == NULL);
+  CHECK(gf_registry_find(registry, "wave3d") == NULL);
+
+  fprintf(stderr, "(the registry's refusals below are expected)\n");
+  gf_kernel toy = {
+      .name = "toy", .params = toy_params, .args_size = sizeof(toy_args), .run_cpu = toy_run};
+  CHECK_INT(r->add_kernel(r->ctx, &gf_kernel_wave2d_4o), 1); /* a second wave2d_4o */
+  gf_kernel bad = toy;
+  bad.name = "";
+  CHECK_INT(r->add_kernel(r->ctx, &bad), 1);
+  bad = toy;
+  bad.run_cpu = NULL;
+  CHECK_INT(r->add_kernel(r->ctx, &bad), 1);
+  bad = toy;
+  bad.args_size = GF_MAX_KERNEL_ARGS_SIZE + 1;
+  CHECK_INT(r->add_kernel(r->ctx, &bad), 1);
+  bad = toy;
+  bad.params = toy_params_dup;
+  CHECK_INT(r->add_kernel(r->ctx, &bad), 1);
+  bad = toy;
+  bad.params = toy_params_outside;
+  CHECK_INT(r->add_kernel(r->ctx, &bad), 1);
+  CHECK_INT(gf_registry_count(registry), 1);
+  CHECK_INT(r->add_kernel(r->ctx, &toy), 0);
+  CHECK_INT(gf_registry_count(registry), 2);
+  CHECK(gf_registry_find(registry, "toy") == &toy);
+
+  gf_diag diag;
+  gf_diag_init(&diag, NULL, NULL);
+  diag.out = quiet();
+  CHECK_INT(gf_registry_load_plugin(registry, "no/such/plugin.so", &diag), GF_NOINPUT);
+  CHECK(strncmp(diag.last, "cannot load plugin no/such/plugin.so: ", 38) == 0);
+  gf_registry_free(registry);
+}
+
+/* A kernel that is not built in, loaded through the same registry. */
+static void test_custom_kernel_args(void) {
+  gf_registry *registry = builtin_registry();
+  const gf_registrar *r = gf_registry_registrar(registry);
+  gf_kernel toy = {
+      .name = "toy", .params = toy_params, .args_size = sizeof(toy_args), .run_cpu = toy_run};
+  CHECK_INT(r->add_kernel(r->ctx, &toy), 0);
+  static const char text[] =
+      "gflow: 1\nname: toy\ngrid: {shape: [4]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 2\n  tasks:\n    - {name: t, kernel: toy, args: {in: A}}\n";
+  gf_diag diag;
+  gf_diag_init(&diag, NULL, NULL);
+  diag.out = quiet();
+  gf_workflow *wf = NULL;
+  CHECK_INT(
+      gf_workflow_load_text("toy.yaml", text, sizeof text - 1, NULL, 0, registry, NULL, &diag, &wf),
+      GF_OK);
+  if (wf) {
+    const gf_arg *scale = arg_named(&wf->tasks[0], "scale");
+    CHECK(scale && scale->value && gf_expr_is_constant(scale->value));
+    if (scale && scale->value) CHECK(eval_at(scale->value, 0) == 1.0); /* its default */
+    CHECK_INT(wf->schedule, GF_SCHED_AUTO);
+    CHECK_INT(wf->tasks[0].stream.group, -1);
+    CHECK_INT(wf->nstreams, 0);
+    CHECK(wf->lua == NULL);
+    gf_workflow_free(wf);
+  }
+  static const char range[] =
+      "gflow: 1\nname: toy\ngrid: {shape: [4]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 2\n  tasks:\n    - {name: t, kernel: toy, args: {in: A, scale: 11}}\n";
+  CHECK_INT(gf_workflow_load_text("toy.yaml", range, sizeof range - 1, NULL, 0, registry, NULL,
+                                  &diag, &wf),
+            GF_INVALID);
+  CHECK_STR(diag.last, "toy.yaml:8:51: argument 'scale' of toy must be between 0 and 10, got 11");
+  CHECK(diag.origin == NULL); /* the caller's diag is left as it was */
+  gf_registry_free(registry);
+}
+
+static void test_unreadable_file(void) {
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  CHECK_INT(load("bad/no_such_file.yaml", NULL, 0, &diag, &wf), GF_NOINPUT);
+  CHECK_STR(diag.last, "cannot read bad/no_such_file.yaml: No such file or directory");
+}
+
+static void test_good_features(void) {
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  CHECK_INT(load("good/features.yaml", NULL, 0, &diag, &wf), GF_OK);
+  if (!wf) {
+    fprintf(stderr, "  %s\n", diag.last);
+    return;
+  }
+  CHECK_STR(wf->name, "features-3d.v1");
+  CHECK_INT(wf->ndim, 3);
+  CHECK_INT(wf->shape[2], 4);
+  CHECK(wf->spacing[0] == 0.5 && wf->spacing[2] == 2.0);
+  CHECK(param(wf, "cells") == 128.0);
+  CHECK(param(wf, "nt") == 16.0);
+  CHECK_INT(wf->steps, 16);
+  CHECK_INT(wf->default_space, GF_SPACE_PINNED);
+  CHECK_INT(wf->staging, 2);
+  CHECK_INT(wf->schedule, GF_SCHED_STREAMS);
+  CHECK_INT(wf->nhooks, 2);
+  CHECK_STR(wf->hooks[0].function, "bump3");
+  CHECK_STR(wf->hooks[0].path, "good/good_hooks.lua");
+  CHECK_STR(wf->hooks[1].function, "twice");
+  CHECK(wf->hooks[0].lua_id != wf->hooks[1].lua_id);
+
+  const gf_field *A = &wf->fields[0], *B = &wf->fields[1], *D = &wf->fields[3];
+  CHECK_INT(A->dtype, GF_F64);
+  CHECK_INT(A->bytes, 128 * 8);
+  CHECK_INT(A->space, GF_SPACE_MANAGED);
+  CHECK_INT(A->prefetch, 1);
+  CHECK_INT(A->read_mostly, 0);
+  CHECK_INT(A->init_kind, GF_INIT_EXPR);
+  if (A->init_expr) {
+    double vars[GF_VAR_COUNT] = {0};
+    vars[GF_VAR_X0] = 1.5;
+    vars[GF_VAR_I1] = 2;
+    gf_eval_ctx ctx = {.vars = vars};
+    gf_status status = GF_OK;
+    CHECK(gf_expr_eval(A->init_expr, &ctx, &status) == 1.5 + 20 + 3); /* pi is the param */
+  }
+  CHECK_INT(B->init_kind, GF_INIT_HOOK);
+  CHECK_INT(B->init_hook, 0);
+  CHECK_INT(B->space, GF_SPACE_PINNED);
+  CHECK_INT(D->ndim, 1);
+  CHECK_INT(D->shape[0], 64);
+  CHECK_INT(D->shape[1], 1);
+  CHECK_INT(D->ring, 2);
+  CHECK_INT(D->space, GF_SPACE_HOST);
+
+  CHECK_INT(wf->nstreams, 2);
+  char buf[16];
+  CHECK_STR(gf_workflow_stream_name(wf, 1, buf, sizeof buf), "s[1]");
+  CHECK_INT(wf->ntasks, 3);
+  if (wf->ntasks != 3) goto done;
+  const gf_task *copy = &wf->tasks[0], *poke = &wf->tasks[1], *out = &wf->tasks[2];
+  CHECK_INT(copy->kind, GF_TASK_COPY);
+  CHECK_INT(copy->from.field, 0);
+  CHECK_INT(copy->to.field, 2);
+  CHECK(copy->stream.index && eval_at(copy->stream.index, 5) == 0.0);
+  CHECK_INT(poke->kind, GF_TASK_HOOK);
+  CHECK_INT(poke->hook, 1);
+  CHECK(eval_at(poke->stream.index, 5) == 1.0);
+  CHECK(eval_at(poke->when, 4) == 1.0 && eval_at(poke->when, 5) == 0.0);
+  CHECK_INT(out->kind, GF_TASK_OUTPUT);
+  CHECK_INT(out->from.field, 3);
+  CHECK(eval_at(out->from.index, 4) == 5.0);
+  CHECK_INT(out->planes, 16);
+  CHECK(eval_at(out->plane, 7) == 3.0);
+  CHECK_INT(out->stream.group, 0);
+  CHECK(out->stream.index == NULL);
+  CHECK_INT(out->nafter, 3);
+  if (out->nafter == 3) {
+    CHECK(out->after[0].task == 0 && out->after[0].lag == 1);
+    CHECK(out->after[1].task == 1 && out->after[1].lag == 0);
+    CHECK(out->after[2].task == 2 && out->after[2].lag == 2);
+  }
+done:
+  gf_workflow_free(wf);
+}
+
+static int compare_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every .yaml file in `dir`, sorted. */
+static int list_yaml(const char *dir, char ***out) {
+  DIR *d = opendir(dir);
+  int count = 0;
+  *out = NULL;
+  if (!d) return 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0) continue;
+    *out = realloc(*out, (size_t)(count + 1) * sizeof **out);
+    (*out)[count++] = gf_xasprintf("%s/%s", dir, e->d_name);
+  }
+  closedir(d);
+  if (count > 1) qsort(*out, (size_t)count, sizeof **out, compare_names);
+  return count;
+}
+
+static void test_bad_corpus(void) {
+  char **files;
+  int count = list_yaml("bad", &files);
+  CHECK(count >= 40);
+  for (int i = 0; i < count; i++) {
+    FILE *f = fopen(files[i], "r");
+    char line[1024] = "";
+    CHECK(f && fgets(line, sizeof line, f));
+    if (f) fclose(f);
+    line[strcspn(line, "\n")] = '\0';
+    const char *prefix = "# expect: ";
+    if (strncmp(line, prefix, strlen(prefix)) != 0) {
+      fprintf(stderr, "%s: first line is not '# expect: ...'\n", files[i]);
+      check_case_failed = 1;
+      continue;
+    }
+    gf_diag diag;
+    gf_workflow *wf = NULL;
+    gf_status status = load(files[i], NULL, 0, &diag, &wf);
+    if (status != GF_INVALID || strcmp(diag.last, line + strlen(prefix)) != 0) {
+      fprintf(stderr, "%s:\n  status:   %s\n  got:      %s\n  expected: %s\n", files[i],
+              gf_status_name(status), diag.last, line + strlen(prefix));
+      check_case_failed = 1;
+    }
+    CHECK(wf == NULL);
+    CHECK_INT(diag.count, 1); /* one problem, reported once */
+    gf_workflow_free(wf);
+    free(files[i]);
+  }
+  free(files);
+}
+
+static void test_good_corpus(void) {
+  char **files;
+  int count = list_yaml("good", &files);
+  CHECK(count >= 1);
+  for (int i = 0; i < count; i++) {
+    gf_diag diag;
+    gf_workflow *wf = NULL;
+    if (load(files[i], NULL, 0, &diag, &wf) != GF_OK) {
+      fprintf(stderr, "%s: %s\n", files[i], diag.last);
+      check_case_failed = 1;
+    }
+    gf_workflow_free(wf);
+    free(files[i]);
+  }
+  free(files);
+}
+
+int main(void) {
+  RUN(test_wave2d_model);
+  RUN(test_resolved_yaml);
+  RUN(test_override_grid_shape);
+  RUN(test_override_schedule_and_params);
+  RUN(test_override_errors);
+  RUN(test_registry);
+  RUN(test_custom_kernel_args);
+  RUN(test_unreadable_file);
+  RUN(test_bad_corpus);
+  RUN(test_good_corpus);
+  RUN(test_good_features);
+  return check_summary();
+}

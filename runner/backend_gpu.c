@@ -1,0 +1,544 @@
+/* backend_gpu.c - the GPU backend: each operation of backend.h on the HIP runtime.
+ *
+ * A gf_stream is a non-blocking HIP stream (no implicit ordering with the null
+ * stream), a gf_event a HIP event. Every HIP call goes through GPU_CHECK, which
+ * writes "hipXxx: errorName: text" into the backend's error and returns
+ * GF_INTERNAL; nothing here exits.
+ *
+ * Per-task timing (options->timing and gf_backend.timing set): each launch and
+ * copy is bracketed by a pair of timing events; the pairs are resolved lazily,
+ * when the host waits anyway (stream_synchronize, event_synchronize,
+ * synchronize, destroy) or when too many are pending, so timing adds two event
+ * records per operation and no host wait.
+ */
+#include "backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef GFLOW_WITH_GPU
+
+gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **out, char *why,
+                                size_t why_size) {
+  (void)options;
+  *out = NULL;
+  snprintf(why, why_size,
+           "gflow was built without GPU support (configure with -DGFLOW_GPU=CUDA or HIP)");
+  return GF_INTERNAL;
+}
+
+#else
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "gf_hip.h"
+
+/* Timing pairs pending before the backend resolves the finished ones unasked. */
+#define GPU_TIMING_RESOLVE_AT 1024
+
+struct gf_stream {
+  hipStream_t hip;
+};
+
+struct gf_event {
+  hipEvent_t hip;
+};
+
+typedef struct gpu_timing_pair {
+  hipEvent_t start, end;
+  int task;
+} gpu_timing_pair;
+
+typedef struct gpu_backend {
+  gf_backend base;
+  int device;
+  int timing_on; /* options->timing: events may carry timestamps */
+  hipMemPool_t pool;
+  char pool_error[256]; /* why the pool space is unavailable, "" when it is */
+
+  pthread_mutex_t timing_lock; /* the executor may issue from several threads */
+  gpu_timing_pair *pending;    /* recorded, not yet resolved */
+  int pending_count, pending_cap;
+  hipEvent_t *spare; /* finished timing events, reused */
+  int spare_count, spare_cap;
+} gpu_backend;
+
+static gpu_backend *gpu_of(gf_backend *b) {
+  return (gpu_backend *)b;
+}
+
+/* Writes the failed call into b->error. Also clears the runtime's last error:
+ * a launcher reports hipGetLastError(), which must not see an old failure. */
+static gf_status gpu_fail(gf_backend *b, const char *api, hipError_t err) {
+  snprintf(b->error, sizeof b->error, "%s: %s: %s", api, hipGetErrorName(err),
+           hipGetErrorString(err));
+  (void)hipGetLastError();
+  return GF_INTERNAL;
+}
+
+/* The one check for every HIP call: GPU_CHECK(b, hipMalloc, (&ptr, bytes)). */
+#define GPU_CHECK(b, api, args)                                       \
+  do {                                                                \
+    hipError_t gpu_err_ = api args;                                   \
+    if (gpu_err_ != hipSuccess) return gpu_fail((b), #api, gpu_err_); \
+  } while (0)
+
+/* ---- timing ---------------------------------------------------------- */
+
+static gf_status timing_event_get(gpu_backend *g, hipEvent_t *out) {
+  if (g->spare_count > 0) {
+    *out = g->spare[--g->spare_count];
+    return GF_OK;
+  }
+  GPU_CHECK(&g->base, hipEventCreateWithFlags, (out, hipEventDefault));
+  return GF_OK;
+}
+
+static void timing_event_put(gpu_backend *g, hipEvent_t e) {
+  if (g->spare_count == g->spare_cap) {
+    g->spare_cap = g->spare_cap ? 2 * g->spare_cap : 64;
+    g->spare = gf_xrealloc(g->spare, (size_t)g->spare_cap * sizeof *g->spare);
+  }
+  g->spare[g->spare_count++] = e;
+}
+
+/* Adds the finished pairs to the task timings; with `wait`, waits for all.
+ * Caller holds timing_lock. */
+static gf_status timing_resolve_locked(gpu_backend *g, int wait) {
+  int kept = 0;
+  gf_status status = GF_OK;
+  for (int i = 0; i < g->pending_count; i++) {
+    gpu_timing_pair p = g->pending[i];
+    hipError_t err = wait ? hipEventSynchronize(p.end) : hipEventQuery(p.end);
+    if (err == hipErrorNotReady) {
+      g->pending[kept++] = p;
+      continue;
+    }
+    float ms = 0.0f;
+    if (err == hipSuccess) err = hipEventElapsedTime(&ms, p.start, p.end);
+    if (err != hipSuccess && status == GF_OK)
+      status = gpu_fail(&g->base, "hipEventElapsedTime", err);
+    if (err == hipSuccess && g->base.timing) {
+      atomic_fetch_add(&g->base.timing[p.task].busy_ns, (int64_t)((double)ms * 1e6));
+      atomic_fetch_add(&g->base.timing[p.task].count, 1);
+    }
+    timing_event_put(g, p.start);
+    timing_event_put(g, p.end);
+  }
+  g->pending_count = kept;
+  return status;
+}
+
+static gf_status timing_resolve(gpu_backend *g, int wait) {
+  if (!g->timing_on) return GF_OK;
+  pthread_mutex_lock(&g->timing_lock);
+  gf_status status = timing_resolve_locked(g, wait);
+  pthread_mutex_unlock(&g->timing_lock);
+  return status;
+}
+
+static int timing_wanted(gpu_backend *g, gf_tag tag) {
+  return g->timing_on && g->base.timing && tag.task >= 0;
+}
+
+/* Records the start event of a timed operation. */
+static gf_status timing_begin(gpu_backend *g, gf_stream *s, hipEvent_t *start) {
+  pthread_mutex_lock(&g->timing_lock);
+  gf_status status = timing_event_get(g, start);
+  pthread_mutex_unlock(&g->timing_lock);
+  if (status != GF_OK) return status;
+  hipError_t err = hipEventRecord(*start, s->hip);
+  if (err == hipSuccess) return GF_OK;
+  pthread_mutex_lock(&g->timing_lock);
+  timing_event_put(g, *start);
+  pthread_mutex_unlock(&g->timing_lock);
+  return gpu_fail(&g->base, "hipEventRecord", err);
+}
+
+/* Records the end event and queues the pair for resolve. */
+static gf_status timing_end(gpu_backend *g, gf_stream *s, hipEvent_t start, int task) {
+  pthread_mutex_lock(&g->timing_lock);
+  hipEvent_t end;
+  gf_status status = timing_event_get(g, &end);
+  if (status == GF_OK) {
+    hipError_t err = hipEventRecord(end, s->hip);
+    if (err != hipSuccess) {
+      timing_event_put(g, end);
+      status = gpu_fail(&g->base, "hipEventRecord", err);
+    }
+  }
+  if (status != GF_OK) {
+    timing_event_put(g, start);
+    pthread_mutex_unlock(&g->timing_lock);
+    return status;
+  }
+  if (g->pending_count == g->pending_cap) {
+    g->pending_cap = g->pending_cap ? 2 * g->pending_cap : 256;
+    g->pending = gf_xrealloc(g->pending, (size_t)g->pending_cap * sizeof *g->pending);
+  }
+  g->pending[g->pending_count++] = (gpu_timing_pair){start, end, task};
+  if (g->pending_count >= GPU_TIMING_RESOLVE_AT) status = timing_resolve_locked(g, 0);
+  pthread_mutex_unlock(&g->timing_lock);
+  return status;
+}
+
+/* ---- streams and events ---------------------------------------------- */
+
+static gf_status gpu_stream_create(gf_backend *b, gf_stream **out) {
+  gf_stream *s = gf_xcalloc(1, sizeof *s);
+  hipError_t err = hipStreamCreateWithFlags(&s->hip, hipStreamNonBlocking);
+  if (err != hipSuccess) {
+    free(s);
+    *out = NULL;
+    return gpu_fail(b, "hipStreamCreateWithFlags", err);
+  }
+  *out = s;
+  return GF_OK;
+}
+
+static void gpu_stream_destroy(gf_backend *b, gf_stream *s) {
+  (void)b;
+  if (!s) return;
+  (void)hipStreamDestroy(s->hip);
+  free(s);
+}
+
+static gf_status gpu_stream_synchronize(gf_backend *b, gf_stream *s) {
+  GPU_CHECK(b, hipStreamSynchronize, (s->hip));
+  return timing_resolve(gpu_of(b), 0);
+}
+
+static gf_status gpu_event_create(gf_backend *b, gf_event **out) {
+  gf_event *e = gf_xcalloc(1, sizeof *e);
+  unsigned flags = gpu_of(b)->timing_on ? hipEventDefault : hipEventDisableTiming;
+  hipError_t err = hipEventCreateWithFlags(&e->hip, flags);
+  if (err != hipSuccess) {
+    free(e);
+    *out = NULL;
+    return gpu_fail(b, "hipEventCreateWithFlags", err);
+  }
+  *out = e;
+  return GF_OK;
+}
+
+static void gpu_event_destroy(gf_backend *b, gf_event *e) {
+  (void)b;
+  if (!e) return;
+  (void)hipEventDestroy(e->hip);
+  free(e);
+}
+
+static gf_status gpu_event_record(gf_backend *b, gf_event *e, gf_stream *s) {
+  GPU_CHECK(b, hipEventRecord, (e->hip, s->hip));
+  return GF_OK;
+}
+
+static gf_status gpu_stream_wait_event(gf_backend *b, gf_stream *s, gf_event *e) {
+  GPU_CHECK(b, hipStreamWaitEvent, (s->hip, e->hip, 0));
+  return GF_OK;
+}
+
+static gf_status gpu_event_synchronize(gf_backend *b, gf_event *e) {
+  GPU_CHECK(b, hipEventSynchronize, (e->hip));
+  return timing_resolve(gpu_of(b), 0);
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+static gf_status gpu_alloc(gf_backend *b, gf_space space, size_t bytes, void **out) {
+  gpu_backend *g = gpu_of(b);
+  *out = NULL;
+  switch (space) {
+    case GF_SPACE_DEVICE:
+      GPU_CHECK(b, hipMalloc, (out, bytes));
+      return GF_OK;
+    case GF_SPACE_MANAGED:
+      GPU_CHECK(b, hipMallocManaged, (out, bytes, hipMemAttachGlobal));
+      return GF_OK;
+    case GF_SPACE_PINNED:
+      GPU_CHECK(b, hipHostMalloc, (out, bytes, hipHostMallocDefault));
+      return GF_OK;
+    case GF_SPACE_HOST:
+      *out = malloc(bytes ? bytes : 1);
+      if (!*out) {
+        snprintf(b->error, sizeof b->error, "malloc: %zu bytes of host memory: %s", bytes,
+                 strerror(errno));
+        return GF_INTERNAL;
+      }
+      return GF_OK;
+    case GF_SPACE_POOL:
+      if (g->pool_error[0]) {
+        snprintf(b->error, sizeof b->error, "%s", g->pool_error);
+        return GF_INTERNAL;
+      }
+      /* Outside any stream: allocate in null-stream order and wait, so the
+       * block is usable from every (non-blocking) stream at once. */
+      GPU_CHECK(b, hipMallocAsync, (out, bytes, (hipStream_t)0));
+      GPU_CHECK(b, hipStreamSynchronize, ((hipStream_t)0));
+      return GF_OK;
+    case GF_SPACE_COUNT:
+      break;
+  }
+  snprintf(b->error, sizeof b->error, "no memory space %d", (int)space);
+  return GF_INTERNAL;
+}
+
+static void gpu_free(gf_backend *b, gf_space space, void *ptr) {
+  if (!ptr) return;
+  hipError_t err = hipSuccess;
+  const char *api = "";
+  switch (space) {
+    case GF_SPACE_DEVICE:
+    case GF_SPACE_MANAGED:
+      api = "hipFree", err = hipFree(ptr);
+      break;
+    case GF_SPACE_PINNED:
+      api = "hipHostFree", err = hipHostFree(ptr);
+      break;
+    case GF_SPACE_HOST:
+      free(ptr);
+      break;
+    case GF_SPACE_POOL:
+      /* hipFree waits for the device; do the same so no stream still uses
+       * the block, then return it to the pool (kept there, see create). */
+      api = "hipDeviceSynchronize", err = hipDeviceSynchronize();
+      if (err == hipSuccess) api = "hipFreeAsync", err = hipFreeAsync(ptr, (hipStream_t)0);
+      if (err == hipSuccess)
+        api = "hipStreamSynchronize", err = hipStreamSynchronize((hipStream_t)0);
+      break;
+    case GF_SPACE_COUNT:
+      break;
+  }
+  if (err != hipSuccess) gpu_fail(b, api, err);
+}
+
+static size_t host_bytes_available(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kib = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+  fclose(f);
+  return (size_t)kib * 1024;
+}
+
+static size_t gpu_bytes_free(gf_backend *b, gf_space space) {
+  gpu_backend *g = gpu_of(b);
+  size_t free_bytes = 0, total = 0;
+  switch (space) {
+    case GF_SPACE_DEVICE:
+    case GF_SPACE_MANAGED:
+      return hipMemGetInfo(&free_bytes, &total) == hipSuccess ? free_bytes : 0;
+    case GF_SPACE_POOL: {
+      if (g->pool_error[0] || hipMemGetInfo(&free_bytes, &total) != hipSuccess) return 0;
+      /* Memory the pool holds but no allocation uses is free for the pool too. */
+      uint64_t reserved = 0, used = 0;
+      if (hipMemPoolGetAttribute(g->pool, hipMemPoolAttrReservedMemCurrent, &reserved) ==
+              hipSuccess &&
+          hipMemPoolGetAttribute(g->pool, hipMemPoolAttrUsedMemCurrent, &used) == hipSuccess &&
+          reserved > used)
+        free_bytes += (size_t)(reserved - used);
+      return free_bytes;
+    }
+    case GF_SPACE_PINNED:
+    case GF_SPACE_HOST:
+      return host_bytes_available();
+    case GF_SPACE_COUNT:
+      break;
+  }
+  return 0;
+}
+
+/* ---- work ------------------------------------------------------------- */
+
+static gf_status gpu_copy_async(gf_backend *b, gf_stream *s, void *dst, const void *src,
+                                size_t bytes, gf_tag tag) {
+  gpu_backend *g = gpu_of(b);
+  int timed = timing_wanted(g, tag);
+  hipEvent_t start = NULL;
+  if (timed) {
+    gf_status status = timing_begin(g, s, &start);
+    if (status != GF_OK) return status;
+  }
+  GPU_CHECK(b, hipMemcpyAsync, (dst, src, bytes, hipMemcpyDefault, s->hip));
+  return timed ? timing_end(g, s, start, tag.task) : GF_OK;
+}
+
+static gf_status gpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel, const void *args,
+                            gf_tag tag) {
+  gpu_backend *g = gpu_of(b);
+  if (!kernel->launch_gpu) {
+    snprintf(b->error, sizeof b->error, "kernel %s has no GPU implementation", kernel->name);
+    return GF_INTERNAL;
+  }
+  int timed = timing_wanted(g, tag);
+  hipEvent_t start = NULL;
+  if (timed) {
+    gf_status status = timing_begin(g, s, &start);
+    if (status != GF_OK) return status;
+  }
+  /* The launcher passes `args` by value into the launch, so they are copied
+   * before it returns. */
+  hipError_t err = (hipError_t)kernel->launch_gpu(args, (void *)s->hip);
+  if (err != hipSuccess) {
+    char api[128];
+    snprintf(api, sizeof api, "hipLaunchKernelGGL(%s)", kernel->name);
+    if (timed) {
+      pthread_mutex_lock(&g->timing_lock);
+      timing_event_put(g, start);
+      pthread_mutex_unlock(&g->timing_lock);
+    }
+    return gpu_fail(b, api, err);
+  }
+  return timed ? timing_end(g, s, start, tag.task) : GF_OK;
+}
+
+static gf_status gpu_synchronize(gf_backend *b) {
+  GPU_CHECK(b, hipDeviceSynchronize, ());
+  return timing_resolve(gpu_of(b), 0);
+}
+
+static void gpu_destroy(gf_backend *b) {
+  if (!b) return;
+  gpu_backend *g = gpu_of(b);
+  (void)hipDeviceSynchronize();
+  if (g->timing_on) {
+    pthread_mutex_lock(&g->timing_lock);
+    (void)timing_resolve_locked(g, 1);
+    pthread_mutex_unlock(&g->timing_lock);
+  }
+  for (int i = 0; i < g->spare_count; i++) (void)hipEventDestroy(g->spare[i]);
+  /* Give the pool's cached memory back (its release threshold keeps it). */
+  if (!g->pool_error[0]) (void)hipMemPoolTrimTo(g->pool, 0);
+  pthread_mutex_destroy(&g->timing_lock);
+  free(g->spare);
+  free(g->pending);
+  free(g);
+}
+
+static const gf_backend_ops gpu_ops = {
+    .stream_create = gpu_stream_create,
+    .stream_destroy = gpu_stream_destroy,
+    .stream_synchronize = gpu_stream_synchronize,
+    .event_create = gpu_event_create,
+    .event_destroy = gpu_event_destroy,
+    .event_record = gpu_event_record,
+    .stream_wait_event = gpu_stream_wait_event,
+    .event_synchronize = gpu_event_synchronize,
+    .alloc = gpu_alloc,
+    .free = gpu_free,
+    .bytes_free = gpu_bytes_free,
+    .copy_async = gpu_copy_async,
+    .launch = gpu_launch,
+    .synchronize = gpu_synchronize,
+    .destroy = gpu_destroy,
+};
+
+/* ---- creation --------------------------------------------------------- */
+
+/* The GPU index: options, else the node-local rank of a Slurm or Open MPI
+ * launch (one GPU per rank), else 0. Returns 0, or 1 with `why` written. */
+static int choose_device(const gf_backend_options *options, int *device, char *source,
+                         size_t source_size, char *why, size_t why_size) {
+  if (options && options->device >= 0) {
+    *device = options->device;
+    snprintf(source, source_size, "options");
+    return 0;
+  }
+  static const char *const vars[] = {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *text = getenv(vars[i]);
+    if (!text || !*text) continue;
+    char *end = NULL;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno || *end || value < 0 || value > INT32_MAX) {
+      snprintf(why, why_size, "%s=%s is not a GPU index", vars[i], text);
+      return 1;
+    }
+    *device = (int)value;
+    snprintf(source, source_size, "%s=%s", vars[i], text);
+    return 0;
+  }
+  *device = 0;
+  snprintf(source, source_size, "default");
+  return 0;
+}
+
+/* Keeps freed pool memory cached: with the default release threshold (0) the
+ * pool hands unused memory back to the driver at every synchronisation, and
+ * the next hipMallocAsync in the time loop pays a full hipMalloc again, which
+ * is what a pool is meant to avoid. Failure only disables the pool space. */
+static void pool_setup(gpu_backend *g) {
+  hipError_t err = hipDeviceGetDefaultMemPool(&g->pool, g->device);
+  const char *api = "hipDeviceGetDefaultMemPool";
+  if (err == hipSuccess) {
+    uint64_t threshold = UINT64_MAX;
+    api = "hipMemPoolSetAttribute";
+    err = hipMemPoolSetAttribute(g->pool, hipMemPoolAttrReleaseThreshold, &threshold);
+  }
+  if (err != hipSuccess) {
+    snprintf(g->pool_error, sizeof g->pool_error, "%s: %s: %s", api, hipGetErrorName(err),
+             hipGetErrorString(err));
+    (void)hipGetLastError();
+  }
+}
+
+gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **out, char *why,
+                                size_t why_size) {
+  *out = NULL;
+  int count = 0;
+  hipError_t err = hipGetDeviceCount(&count);
+  if (err != hipSuccess) {
+    snprintf(why, why_size, "no GPU found: hipGetDeviceCount: %s: %s", hipGetErrorName(err),
+             hipGetErrorString(err));
+    (void)hipGetLastError();
+    return GF_INTERNAL;
+  }
+  if (count <= 0) {
+    snprintf(why, why_size, "no GPU found: hipGetDeviceCount reports 0 devices");
+    return GF_INTERNAL;
+  }
+  int device = 0;
+  char source[96];
+  if (choose_device(options, &device, source, sizeof source, why, why_size)) return GF_INTERNAL;
+  if (device >= count) {
+    snprintf(why, why_size, "no GPU %d (%s): hipGetDeviceCount reports %d", device, source, count);
+    return GF_INTERNAL;
+  }
+
+  gpu_backend *g = gf_xcalloc(1, sizeof *g);
+  g->device = device;
+  g->timing_on = options && options->timing;
+  hipDeviceProp_t props;
+  const char *api = "hipSetDevice";
+  err = hipSetDevice(device);
+  if (err == hipSuccess)
+    api = "hipGetDeviceProperties", err = hipGetDeviceProperties(&props, device);
+  if (err != hipSuccess) {
+    snprintf(why, why_size, "GPU %d: %s: %s: %s", device, api, hipGetErrorName(err),
+             hipGetErrorString(err));
+    (void)hipGetLastError();
+    free(g);
+    return GF_INTERNAL;
+  }
+  pool_setup(g);
+  pthread_mutex_init(&g->timing_lock, NULL);
+
+  g->base.ops = &gpu_ops;
+  g->base.name = "gpu";
+  g->base.can_run_kernels_on_host_memory = 0;
+  snprintf(g->base.description, sizeof g->base.description,
+           "GPU %d: %.160s, %.1f GiB, PCI %04x:%02x:%02x.0", device, props.name,
+           (double)props.totalGlobalMem / (1024.0 * 1024.0 * 1024.0), (unsigned)props.pciDomainID,
+           (unsigned)props.pciBusID, (unsigned)props.pciDeviceID);
+  *out = &g->base;
+  return GF_OK;
+}
+
+#endif

@@ -1,0 +1,945 @@
+/* graph.c - the planner: streams, issue order, and per-step operations with
+ * their synchronisation, checked for hazards with vector clocks. */
+#include "graph.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hooks.h"
+
+/* Event slots per stream. A wait targets the oldest record that covers the
+ * operation it needs; when that slot has been re-recorded, the newer record on
+ * the same stream covers it too (stream order), so reuse is always safe. */
+#define EVENT_SLOTS 8
+
+typedef struct record_slot {
+  int64_t seq;    /* sequence number of the task op it follows; 0: never recorded */
+  int64_t *clock; /* the stream's clock at the record */
+} record_slot;
+
+typedef struct stream_state {
+  int64_t seq;    /* task operations issued so far */
+  int64_t *clock; /* [s'] = last op of s' known complete before the next op here */
+  record_slot slots[EVENT_SLOTS];
+  int next_slot;
+} stream_state;
+
+/* One access to a field instance, as the hazard check remembers it. */
+typedef struct access {
+  int stream; /* -1: the host, before the loop */
+  int64_t seq;
+  int task;
+  int64_t step;
+} access;
+
+typedef struct buffer_state {
+  access writer;
+  access *readers; /* per stream; seq 0: none since the last write */
+} buffer_state;
+
+/* Where an earlier instance of a task ran, for `after: task@n-k`. */
+typedef struct instance {
+  int64_t step; /* -1: none */
+  int stream;
+  int64_t seq;
+} instance;
+
+typedef struct task_plan {
+  const gf_ref *refs[GF_MAX_TASK_REFS];
+  gf_access access[GF_MAX_TASK_REFS];
+  int nrefs;
+  instance *history; /* ring of `history_len` instances, indexed by step */
+  int history_len;
+  int records;    /* 1: record an event after each instance */
+  int64_t active; /* instances planned so far (for the summary) */
+} task_plan;
+
+struct gf_plan {
+  const gf_workflow *wf;
+  gf_diag *diag;
+  int nstreams;
+  char **stream_names;
+  int *order; /* issue order of tasks within a step */
+  task_plan *tasks;
+  int *field_base; /* first buffer of each field */
+  int nbuffers;
+
+  /* planning state */
+  int64_t next_step;
+  stream_state *streams;
+  int64_t *host_clock;
+  int64_t *scratch_clock;
+  buffer_state *buffers;
+  int auto_io_streams;
+  int64_t auto_io_next;
+
+  gf_op *ops;
+  int nops, ops_cap;
+  int collect_edges;
+  gf_edge *edges;
+  int nedges, edges_cap;
+
+  /* totals over the steps planned, for the summary */
+  int64_t n_records, n_stream_waits, n_host_waits;
+
+  /* hook calls from expressions */
+  int cur_task;
+  int64_t cur_step;
+};
+
+/* ---- small helpers --------------------------------------------------------- */
+
+static void clock_join(int64_t *dst, const int64_t *src, int n) {
+  for (int i = 0; i < n; i++)
+    if (src[i] > dst[i]) dst[i] = src[i];
+}
+
+int gf_task_refs(const gf_task *task, const gf_ref *refs[GF_MAX_TASK_REFS],
+                 gf_access access[GF_MAX_TASK_REFS]) {
+  int n = 0;
+  switch (task->kind) {
+    case GF_TASK_KERNEL:
+      for (int i = 0; i < task->nargs && n < GF_MAX_TASK_REFS; i++)
+        if (task->args[i].param->type == GF_PARAM_ARRAY) {
+          refs[n] = &task->args[i].ref;
+          access[n++] = task->args[i].param->access;
+        }
+      break;
+    case GF_TASK_COPY:
+      refs[n] = &task->from;
+      access[n++] = GF_ACCESS_READ;
+      refs[n] = &task->to;
+      access[n++] = GF_ACCESS_WRITE;
+      break;
+    case GF_TASK_OUTPUT:
+      refs[n] = &task->from;
+      access[n++] = GF_ACCESS_READ;
+      break;
+    case GF_TASK_HOOK:
+      break;
+  }
+  return n;
+}
+
+static double plan_call_hook(void *user, int hook, const double *args, int nargs,
+                             gf_status *status) {
+  gf_plan *plan = user;
+  const gf_workflow *wf = plan->wf;
+  char context[160];
+  if (plan->cur_task >= 0)
+    snprintf(context, sizeof context, "task '%s', step %" PRId64, wf->tasks[plan->cur_task].name,
+             plan->cur_step);
+  else
+    snprintf(context, sizeof context, "step %" PRId64, plan->cur_step);
+  double result = 0;
+  gf_status st = gf_lua_call(wf->lua, wf->hooks[hook].lua_id, args, nargs, &result,
+                             wf->hooks[hook].name, context);
+  if (st != GF_OK) *status = st;
+  return result;
+}
+
+double gf_plan_eval(gf_plan *plan, const gf_expr *expr, int task, int64_t n, gf_status *status) {
+  plan->cur_task = task;
+  plan->cur_step = n;
+  gf_eval_ctx ctx = {.n = (double)n, .vars = NULL, .call_hook = plan_call_hook, .user = plan};
+  return gf_expr_eval(expr, &ctx, status);
+}
+
+/* Floored modulo: the ring instance of index `i`. */
+static int ring_slot(double i, int ring) {
+  int64_t k = (int64_t)i % ring;
+  return (int)(k < 0 ? k + ring : k);
+}
+
+static gf_op *push_op(gf_plan *plan, gf_op_kind kind) {
+  if (plan->nops == plan->ops_cap) {
+    plan->ops_cap = plan->ops_cap ? 2 * plan->ops_cap : 32;
+    plan->ops = gf_xrealloc(plan->ops, (size_t)plan->ops_cap * sizeof *plan->ops);
+  }
+  gf_op *op = &plan->ops[plan->nops++];
+  memset(op, 0, sizeof *op);
+  op->kind = kind;
+  op->stream = -1;
+  op->other = -1;
+  op->task = -1;
+  return op;
+}
+
+static void push_edge(gf_plan *plan, gf_edge edge) {
+  if (!plan->collect_edges) return;
+  if (plan->nedges == plan->edges_cap) {
+    plan->edges_cap = plan->edges_cap ? 2 * plan->edges_cap : 16;
+    plan->edges = gf_xrealloc(plan->edges, (size_t)plan->edges_cap * sizeof *plan->edges);
+  }
+  plan->edges[plan->nedges++] = edge;
+}
+
+/* ---- building the plan ----------------------------------------------------- */
+
+static void add_stream(gf_plan *plan, char *name) {
+  plan->stream_names =
+      gf_xrealloc(plan->stream_names, (size_t)(plan->nstreams + 1) * sizeof(char *));
+  plan->stream_names[plan->nstreams++] = name;
+}
+
+/* Streams of the schedule: sync has one, streams/events the workflow's, auto a
+ * compute stream plus one IO stream per instance of the deepest ring an IO
+ * task reads, so each copy of a rotating field can proceed on its own. */
+static void plan_streams(gf_plan *plan) {
+  const gf_workflow *wf = plan->wf;
+  switch (wf->schedule) {
+    case GF_SCHED_SYNC:
+      add_stream(plan, gf_xstrdup("main"));
+      break;
+    case GF_SCHED_STREAMS:
+    case GF_SCHED_EVENTS:
+      for (int s = 0; s < wf->nstreams; s++) {
+        char buf[128];
+        add_stream(plan, gf_xstrdup(gf_workflow_stream_name(wf, s, buf, sizeof buf)));
+      }
+      break;
+    case GF_SCHED_AUTO: {
+      int io = 0, deepest = 1;
+      for (int t = 0; t < wf->ntasks; t++) {
+        const gf_task *task = &wf->tasks[t];
+        if (task->kind != GF_TASK_COPY && task->kind != GF_TASK_OUTPUT) continue;
+        io = 1;
+        if (wf->fields[task->from.field].ring > deepest)
+          deepest = wf->fields[task->from.field].ring;
+      }
+      add_stream(plan, gf_xstrdup("compute"));
+      plan->auto_io_streams = io ? (deepest < 8 ? deepest : 8) : 0;
+      for (int k = 0; k < plan->auto_io_streams; k++) add_stream(plan, gf_xasprintf("io[%d]", k));
+      break;
+    }
+  }
+}
+
+/* Issue order: a topological order of the same-step `after` edges, ties broken
+ * by the order the file lists the tasks. */
+static gf_status plan_order(gf_plan *plan) {
+  const gf_workflow *wf = plan->wf;
+  int nt = wf->ntasks;
+  int *pending = gf_xcalloc((size_t)nt, sizeof(int)); /* unmet same-step predecessors */
+  for (int t = 0; t < nt; t++)
+    for (int d = 0; d < wf->tasks[t].nafter; d++)
+      if (wf->tasks[t].after[d].lag == 0) pending[t]++;
+  char *done = gf_xcalloc((size_t)nt, 1);
+  int placed = 0;
+  while (placed < nt) {
+    int next = -1;
+    for (int t = 0; t < nt && next < 0; t++)
+      if (!done[t] && pending[t] == 0) next = t;
+    if (next < 0) break;
+    done[next] = 1;
+    plan->order[placed++] = next;
+    for (int t = 0; t < nt; t++)
+      for (int d = 0; d < wf->tasks[t].nafter; d++)
+        if (wf->tasks[t].after[d].lag == 0 && wf->tasks[t].after[d].task == next) pending[t]--;
+  }
+  gf_status st = GF_OK;
+  if (placed < nt) {
+    /* Walk predecessors from a stuck task until one repeats: that is the cycle. */
+    int *seen = gf_xcalloc((size_t)nt, sizeof(int));
+    int t = 0;
+    while (done[t]) t++;
+    int step = 1;
+    while (!seen[t]) {
+      seen[t] = step++;
+      const gf_task *task = &wf->tasks[t];
+      for (int d = 0; d < task->nafter; d++)
+        if (task->after[d].lag == 0 && !done[task->after[d].task]) {
+          t = task->after[d].task;
+          break;
+        }
+    }
+    /* t starts the cycle; list it in dependency order. */
+    char path[512] = "";
+    int start = t, len = 0;
+    do {
+      len += snprintf(path + len,
+                      sizeof path - (size_t)(len < (int)sizeof path ? len : (int)sizeof path),
+                      "%s -> ", wf->tasks[t].name);
+      const gf_task *task = &wf->tasks[t];
+      for (int d = 0; d < task->nafter; d++)
+        if (task->after[d].lag == 0 && !done[task->after[d].task] && seen[task->after[d].task]) {
+          t = task->after[d].task;
+          break;
+        }
+    } while (t != start && len < (int)sizeof path - 64);
+    snprintf(path + (len < (int)sizeof path ? len : (int)sizeof path - 1),
+             sizeof path - (size_t)(len < (int)sizeof path ? len : (int)sizeof path - 1), "%s",
+             wf->tasks[start].name);
+    st = gf_diag_at(
+        plan->diag, wf->tasks[start].loc, GF_INVALID,
+        "dependency cycle within one step: %s (each runs after the next, with no step lag)", path);
+    free(seen);
+  }
+  free(pending);
+  free(done);
+  return st;
+}
+
+/* Two outputs into one file would overwrite each other's planes. */
+static gf_status check_output_files(const gf_workflow *wf, gf_diag *diag) {
+  for (int t = 0; t < wf->ntasks; t++)
+    for (int u = 0; u < t; u++)
+      if (wf->tasks[t].kind == GF_TASK_OUTPUT && wf->tasks[u].kind == GF_TASK_OUTPUT &&
+          strcmp(wf->tasks[t].file, wf->tasks[u].file) == 0)
+        return gf_diag_at(diag, wf->tasks[t].loc, GF_INVALID, "tasks '%s' and '%s' both write '%s'",
+                          wf->tasks[u].name, wf->tasks[t].name, wf->tasks[t].file);
+  return GF_OK;
+}
+
+gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
+  gf_status checked = check_output_files(wf, diag);
+  if (checked != GF_OK) return checked;
+  gf_plan *plan = gf_xcalloc(1, sizeof *plan);
+  plan->wf = wf;
+  plan->diag = diag;
+  plan->order = gf_xcalloc((size_t)wf->ntasks, sizeof(int));
+  plan_streams(plan);
+  gf_status st = plan_order(plan);
+  if (st != GF_OK) {
+    gf_plan_free(plan);
+    return st;
+  }
+
+  int S = plan->nstreams;
+  plan->tasks = gf_xcalloc((size_t)wf->ntasks, sizeof *plan->tasks);
+  for (int t = 0; t < wf->ntasks; t++) {
+    task_plan *tp = &plan->tasks[t];
+    tp->nrefs = gf_task_refs(&wf->tasks[t], tp->refs, tp->access);
+    tp->history_len = 1;
+  }
+  /* History deep enough for the longest lag pointing at each task; events
+   * after every task that another may wait on. */
+  for (int t = 0; t < wf->ntasks; t++)
+    for (int d = 0; d < wf->tasks[t].nafter; d++) {
+      const gf_dep *dep = &wf->tasks[t].after[d];
+      task_plan *target = &plan->tasks[dep->task];
+      if (dep->lag + 1 > target->history_len) target->history_len = dep->lag + 1;
+      if (wf->schedule == GF_SCHED_EVENTS) target->records = 1;
+    }
+  for (int t = 0; t < wf->ntasks; t++) {
+    task_plan *tp = &plan->tasks[t];
+    if (wf->schedule == GF_SCHED_AUTO && wf->tasks[t].kind != GF_TASK_HOOK) tp->records = 1;
+    if (wf->tasks[t].kind == GF_TASK_HOOK) tp->records = 0;
+    tp->history = gf_xcalloc((size_t)tp->history_len, sizeof *tp->history);
+  }
+
+  plan->field_base = gf_xcalloc((size_t)wf->nfields, sizeof(int));
+  for (int f = 0; f < wf->nfields; f++) {
+    plan->field_base[f] = plan->nbuffers;
+    plan->nbuffers += wf->fields[f].ring;
+  }
+  plan->streams = gf_xcalloc((size_t)S, sizeof *plan->streams);
+  for (int s = 0; s < S; s++) {
+    plan->streams[s].clock = gf_xcalloc((size_t)S, sizeof(int64_t));
+    for (int k = 0; k < EVENT_SLOTS; k++)
+      plan->streams[s].slots[k].clock = gf_xcalloc((size_t)S, sizeof(int64_t));
+  }
+  plan->host_clock = gf_xcalloc((size_t)S, sizeof(int64_t));
+  plan->scratch_clock = gf_xcalloc((size_t)S, sizeof(int64_t));
+  plan->buffers = gf_xcalloc((size_t)plan->nbuffers, sizeof *plan->buffers);
+  for (int b = 0; b < plan->nbuffers; b++)
+    plan->buffers[b].readers = gf_xcalloc((size_t)S, sizeof(access));
+  gf_plan_reset(plan);
+  *out = plan;
+  return GF_OK;
+}
+
+void gf_plan_reset(gf_plan *plan) {
+  int S = plan->nstreams;
+  plan->next_step = 0;
+  plan->auto_io_next = 0;
+  plan->n_records = plan->n_stream_waits = plan->n_host_waits = 0;
+  for (int s = 0; s < S; s++) {
+    stream_state *ss = &plan->streams[s];
+    ss->seq = 0;
+    ss->next_slot = 0;
+    memset(ss->clock, 0, (size_t)S * sizeof(int64_t));
+    for (int k = 0; k < EVENT_SLOTS; k++) {
+      ss->slots[k].seq = 0;
+      memset(ss->slots[k].clock, 0, (size_t)S * sizeof(int64_t));
+    }
+  }
+  memset(plan->host_clock, 0, (size_t)S * sizeof(int64_t));
+  for (int b = 0; b < plan->nbuffers; b++) {
+    plan->buffers[b].writer = (access){.stream = -1, .seq = 0, .task = -1, .step = -1};
+    memset(plan->buffers[b].readers, 0, (size_t)S * sizeof(access));
+  }
+  for (int t = 0; t < plan->wf->ntasks; t++) {
+    task_plan *tp = &plan->tasks[t];
+    tp->active = 0;
+    for (int h = 0; h < tp->history_len; h++) tp->history[h].step = -1;
+  }
+}
+
+void gf_plan_free(gf_plan *plan) {
+  if (!plan) return;
+  for (int s = 0; s < plan->nstreams; s++) free(plan->stream_names[s]);
+  free(plan->stream_names);
+  if (plan->streams)
+    for (int s = 0; s < plan->nstreams; s++) {
+      free(plan->streams[s].clock);
+      for (int k = 0; k < EVENT_SLOTS; k++) free(plan->streams[s].slots[k].clock);
+    }
+  free(plan->streams);
+  if (plan->buffers)
+    for (int b = 0; b < plan->nbuffers; b++) free(plan->buffers[b].readers);
+  free(plan->buffers);
+  if (plan->tasks)
+    for (int t = 0; t < plan->wf->ntasks; t++) free(plan->tasks[t].history);
+  free(plan->tasks);
+  free(plan->field_base);
+  free(plan->host_clock);
+  free(plan->scratch_clock);
+  free(plan->order);
+  free(plan->ops);
+  free(plan->edges);
+  free(plan);
+}
+
+int gf_plan_stream_count(const gf_plan *plan) {
+  return plan->nstreams;
+}
+const char *gf_plan_stream_name(const gf_plan *plan, int stream) {
+  return stream >= 0 && stream < plan->nstreams ? plan->stream_names[stream] : "host";
+}
+int gf_plan_event_slots(const gf_plan *plan) {
+  (void)plan;
+  return EVENT_SLOTS;
+}
+const int *gf_plan_order(const gf_plan *plan) {
+  return plan->order;
+}
+void gf_plan_collect_edges(gf_plan *plan, int on) {
+  plan->collect_edges = on;
+}
+const gf_edge *gf_plan_edges(const gf_plan *plan, int *count) {
+  *count = plan->nedges;
+  return plan->edges;
+}
+
+/* ---- planning one step ----------------------------------------------------- */
+
+/* Is op (stream, seq) known to finish before work that starts with `clock` on `stream_here`? */
+static int is_ordered(const int64_t *clock, int stream_here, int stream, int64_t seq) {
+  if (stream < 0 || seq == 0) return 1; /* the host before the loop, or nothing */
+  if (stream == stream_here) return 1;
+  return clock[stream] >= seq;
+}
+
+/* Makes the next task on `s` (or the host, s < 0) wait for op (other, seq), with
+ * the schedule's mechanism, and folds what that wait guarantees into `clock`. */
+static void order_after(gf_plan *plan, int s, int64_t *clock, int other, int64_t seq) {
+  int S = plan->nstreams;
+  stream_state *os = &plan->streams[other];
+  if (plan->wf->schedule == GF_SCHED_STREAMS || plan->wf->schedule == GF_SCHED_SYNC) {
+    gf_op *op = push_op(plan, GF_OP_HOST_WAIT_STREAM);
+    op->other = other;
+    clock_join(plan->host_clock, os->clock, S);
+    clock_join(clock, os->clock, S);
+    plan->n_host_waits++;
+    return;
+  }
+  /* events and auto: the oldest record on `other` that covers seq */
+  int best = -1;
+  for (int k = 0; k < EVENT_SLOTS; k++)
+    if (os->slots[k].seq >= seq && (best < 0 || os->slots[k].seq < os->slots[best].seq)) best = k;
+  if (best < 0) { /* no event follows it: wait for the whole stream */
+    gf_op *op = push_op(plan, GF_OP_HOST_WAIT_STREAM);
+    op->other = other;
+    clock_join(plan->host_clock, os->clock, S);
+    clock_join(clock, os->clock, S);
+    plan->n_host_waits++;
+    return;
+  }
+  gf_op *op = push_op(plan, s < 0 ? GF_OP_HOST_WAIT_EVENT : GF_OP_STREAM_WAIT);
+  op->stream = s;
+  op->other = other;
+  op->slot = best;
+  clock_join(clock, os->slots[best].clock, S);
+  if (s < 0) {
+    clock_join(plan->host_clock, os->slots[best].clock, S);
+    plan->n_host_waits++;
+  } else {
+    plan->n_stream_waits++;
+  }
+}
+
+static gf_status report_hazard(gf_plan *plan, int t, int64_t n, int s, const gf_ref *ref, int inst,
+                               gf_access mine, const access *other, int other_writes) {
+  const gf_workflow *wf = plan->wf;
+  const gf_task *task = &wf->tasks[t];
+  const gf_task *peer = &wf->tasks[other->task];
+  const gf_field *field = &wf->fields[ref->field];
+  char where[64] = "";
+  if (field->ring > 1) snprintf(where, sizeof where, " instance %d", inst);
+  int64_t lag = n - other->step;
+  char hint[160];
+  if (lag > 0)
+    snprintf(hint, sizeof hint, "add `after: [%s@n-%" PRId64 "]` to '%s', or use schedule: auto",
+             peer->name, lag, task->name);
+  else
+    snprintf(hint, sizeof hint, "add `after: [%s]` to '%s', or use schedule: auto", peer->name,
+             task->name);
+  return gf_diag_at(plan->diag, task->loc, GF_INVALID,
+                    "hazard: task '%s' (step %" PRId64
+                    ", stream %s) %s %s%s while task '%s' "
+                    "(step %" PRId64 ", stream %s) may still be %s it; %s",
+                    task->name, n, gf_plan_stream_name(plan, s),
+                    (mine & GF_ACCESS_WRITE) ? "writes" : "reads", field->name, where, peer->name,
+                    other->step, gf_plan_stream_name(plan, other->stream),
+                    other_writes ? "writing" : "reading", hint);
+}
+
+/* The stream task t runs on at step n. */
+static gf_status task_stream(gf_plan *plan, int t, int64_t n, int *out) {
+  const gf_workflow *wf = plan->wf;
+  const gf_task *task = &wf->tasks[t];
+  if (task->kind == GF_TASK_HOOK) {
+    *out = -1;
+    return GF_OK;
+  }
+  switch (wf->schedule) {
+    case GF_SCHED_SYNC:
+      *out = 0;
+      return GF_OK;
+    case GF_SCHED_AUTO:
+      if (task->kind == GF_TASK_KERNEL || plan->auto_io_streams == 0)
+        *out = 0;
+      else
+        *out = 1 + (int)(plan->auto_io_next++ % plan->auto_io_streams);
+      return GF_OK;
+    case GF_SCHED_STREAMS:
+    case GF_SCHED_EVENTS:
+      break;
+  }
+  const gf_stream_group *group = &wf->groups[task->stream.group];
+  int index = 0;
+  if (task->stream.index) {
+    gf_status st = GF_OK;
+    double v = gf_plan_eval(plan, task->stream.index, t, n, &st);
+    if (st != GF_OK) return st;
+    if (v < 0 || v >= group->count || v != (double)(int64_t)v)
+      return gf_diag_at(plan->diag, task->stream.loc, GF_INVALID,
+                        "stream index %g is out of range for '%s' (0..%d) at step %" PRId64, v,
+                        group->name, group->count - 1, n);
+    index = (int)v;
+  }
+  *out = group->first + index;
+  return GF_OK;
+}
+
+static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
+  const gf_workflow *wf = plan->wf;
+  const gf_task *task = &wf->tasks[t];
+  task_plan *tp = &plan->tasks[t];
+  int S = plan->nstreams;
+  gf_status st = GF_OK;
+
+  if (task->when) {
+    double w = gf_plan_eval(plan, task->when, t, n, &st);
+    if (st != GF_OK) return st;
+    if (w == 0) return GF_OK;
+  }
+  int s = -1;
+  if ((st = task_stream(plan, t, n, &s)) != GF_OK) return st;
+
+  int inst[GF_MAX_TASK_REFS];
+  for (int r = 0; r < tp->nrefs; r++) {
+    const gf_ref *ref = tp->refs[r];
+    double i = 0;
+    if (ref->index) {
+      i = gf_plan_eval(plan, ref->index, t, n, &st);
+      if (st != GF_OK) return st;
+    }
+    inst[r] = ring_slot(i, wf->fields[ref->field].ring);
+  }
+  int64_t plane = 0;
+  if (task->kind == GF_TASK_OUTPUT) {
+    double p = task->plane ? gf_plan_eval(plan, task->plane, t, n, &st) : (double)n;
+    if (st != GF_OK) return st;
+    if (p < 0 || p >= (double)task->planes || p != (double)(int64_t)p)
+      return gf_diag_at(plan->diag, task->loc, GF_INVALID,
+                        "output plane %g is out of range for '%s' (planes 0..%" PRId64
+                        ") at step %" PRId64,
+                        p, task->file, task->planes - 1, n);
+    plane = (int64_t)p;
+  }
+
+  /* What this task's stream (or the host) already knows to be complete. */
+  int64_t *clock = plan->scratch_clock;
+  if (s >= 0) {
+    memcpy(clock, plan->streams[s].clock, (size_t)S * sizeof(int64_t));
+    clock_join(clock, plan->host_clock, S);
+  } else {
+    memcpy(clock, plan->host_clock, (size_t)S * sizeof(int64_t));
+  }
+
+  /* Explicit dependencies. */
+  for (int d = 0; d < task->nafter; d++) {
+    const gf_dep *dep = &task->after[d];
+    int64_t m = n - dep->lag;
+    if (m < 0) continue;
+    const task_plan *pp = &plan->tasks[dep->task];
+    const instance *prev = &pp->history[m % pp->history_len];
+    if (prev->step != m) continue; /* it did not run at that step */
+    int ordered = prev->stream < 0 || is_ordered(clock, s, prev->stream, prev->seq);
+    if (!ordered) order_after(plan, s, clock, prev->stream, prev->seq);
+    push_edge(plan, (gf_edge){dep->task, m, t, n, GF_EDGE_AFTER, -1,
+                              ordered ? 0 : (int)plan->ops[plan->nops - 1].kind});
+  }
+
+  /* Data dependencies: under auto they become waits; otherwise an unordered
+   * conflict is a hazard. */
+  for (int r = 0; r < tp->nrefs; r++) {
+    const gf_ref *ref = tp->refs[r];
+    buffer_state *buf = &plan->buffers[plan->field_base[ref->field] + inst[r]];
+    gf_access a = tp->access[r];
+    const access *conflicts[GF_MAX_STREAMS + 1];
+    gf_edge_kind kinds[GF_MAX_STREAMS + 1];
+    int nconf = 0;
+    if (buf->writer.seq > 0) {
+      conflicts[nconf] = &buf->writer;
+      kinds[nconf++] = (a & GF_ACCESS_WRITE) ? GF_EDGE_WAW : GF_EDGE_RAW;
+    }
+    if (a & GF_ACCESS_WRITE)
+      for (int o = 0; o < S; o++)
+        if (buf->readers[o].seq > 0) {
+          conflicts[nconf] = &buf->readers[o];
+          kinds[nconf++] = GF_EDGE_WAR;
+        }
+    for (int c = 0; c < nconf; c++) {
+      const access *x = conflicts[c];
+      if (x->task == t && x->step == n) continue; /* the same task reading and writing */
+      int ordered = is_ordered(clock, s, x->stream, x->seq);
+      if (!ordered && wf->schedule == GF_SCHED_AUTO) {
+        order_after(plan, s, clock, x->stream, x->seq);
+        push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], ref->field,
+                                  (int)plan->ops[plan->nops - 1].kind});
+      } else if (!ordered) {
+        return report_hazard(plan, t, n, s, ref, inst[r], a, x, kinds[c] != GF_EDGE_WAR);
+      } else if (wf->schedule == GF_SCHED_AUTO && x->step != n) {
+        push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], ref->field, 0});
+      }
+    }
+  }
+
+  /* The task itself. */
+  gf_op *op = push_op(plan, GF_OP_TASK);
+  op->task = t;
+  op->stream = s;
+  op->plane = plane;
+  memcpy(op->inst, inst, (size_t)tp->nrefs * sizeof(int));
+  int64_t seq = 0;
+  if (s >= 0) {
+    stream_state *ss = &plan->streams[s];
+    seq = ++ss->seq;
+    clock[s] = seq;
+    memcpy(ss->clock, clock, (size_t)S * sizeof(int64_t));
+    if (tp->records) {
+      gf_op *rec = push_op(plan, GF_OP_RECORD);
+      rec->task = t;
+      rec->stream = s;
+      rec->slot = ss->next_slot;
+      record_slot *slot = &ss->slots[ss->next_slot];
+      ss->next_slot = (ss->next_slot + 1) % EVENT_SLOTS;
+      slot->seq = seq;
+      memcpy(slot->clock, clock, (size_t)S * sizeof(int64_t));
+      plan->n_records++;
+    }
+    /* The sync schedule copies like hipMemcpy: the host waits for it. */
+    if (wf->schedule == GF_SCHED_SYNC &&
+        (task->kind == GF_TASK_COPY || task->kind == GF_TASK_OUTPUT)) {
+      gf_op *wait = push_op(plan, GF_OP_HOST_WAIT_STREAM);
+      wait->other = s;
+      clock_join(plan->host_clock, ss->clock, S);
+      plan->n_host_waits++;
+    }
+  }
+
+  /* Remember the accesses and the instance. */
+  for (int r = 0; r < tp->nrefs; r++) {
+    buffer_state *buf = &plan->buffers[plan->field_base[tp->refs[r]->field] + inst[r]];
+    access me = {.stream = s, .seq = seq, .task = t, .step = n};
+    if (tp->access[r] & GF_ACCESS_WRITE) {
+      buf->writer = me;
+      memset(buf->readers, 0, (size_t)S * sizeof(access));
+    } else if (s >= 0) {
+      buf->readers[s] = me;
+    }
+  }
+  tp->history[n % tp->history_len] = (instance){.step = n, .stream = s, .seq = seq};
+  tp->active++;
+  return GF_OK;
+}
+
+gf_status gf_plan_step(gf_plan *plan, int64_t n, gf_diag *diag, const gf_op **ops, int *nops) {
+  plan->diag = diag;
+  plan->nops = 0;
+  plan->nedges = 0;
+  if (n != plan->next_step)
+    return gf_diag_error(diag, GF_INTERNAL, "internal: planned step %" PRId64 ", expected %" PRId64,
+                         n, plan->next_step);
+  for (int i = 0; i < plan->wf->ntasks; i++) {
+    gf_status st = plan_task(plan, plan->order[i], n);
+    if (st != GF_OK) return st;
+  }
+  plan->next_step++;
+  *ops = plan->ops;
+  *nops = plan->nops;
+  return GF_OK;
+}
+
+/* ---- validate -------------------------------------------------------------- */
+
+static void format_bytes(double bytes, char *buf, size_t size) {
+  const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    u++;
+  }
+  snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+}
+
+static const char *stream_ref_text(const gf_plan *plan, const gf_task *task, char *buf,
+                                   size_t size) {
+  const gf_workflow *wf = plan->wf;
+  if (task->kind == GF_TASK_HOOK) return "host";
+  if (wf->schedule == GF_SCHED_SYNC) return "main";
+  if (wf->schedule == GF_SCHED_AUTO) return task->kind == GF_TASK_KERNEL ? "compute" : "io[*]";
+  const gf_stream_group *g = &wf->groups[task->stream.group];
+  if (task->stream.index)
+    snprintf(buf, size, "%s[%s]", g->name, gf_expr_text(task->stream.index));
+  else
+    snprintf(buf, size, "%s", g->name);
+  return buf;
+}
+
+gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
+  const gf_workflow *wf = plan->wf;
+  gf_plan_reset(plan);
+  for (int64_t n = 0; n < wf->steps; n++) {
+    const gf_op *ops = NULL;
+    int nops;
+    gf_status st = gf_plan_step(plan, n, diag, &ops, &nops);
+    if (st != GF_OK) return st;
+  }
+  if (!out) return GF_OK;
+
+  char buf[160], b2[64];
+  fprintf(out, "%s: workflow '%s' is valid\n", wf->path, wf->name);
+  fprintf(out, "  grid      ");
+  for (int d = 0; d < wf->ndim; d++) fprintf(out, "%s%" PRId64, d ? " x " : "", wf->shape[d]);
+  fprintf(out, ", spacing ");
+  for (int d = 0; d < wf->ndim; d++) fprintf(out, "%s%g", d ? " x " : "", wf->spacing[d]);
+  fprintf(out, ", halo %d\n", wf->halo);
+  fprintf(out, "  steps     %" PRId64 ", schedule %s\n", wf->steps, gf_schedule_name(wf->schedule));
+  fprintf(out, "  streams   %d:", plan->nstreams);
+  for (int s = 0; s < plan->nstreams; s++) fprintf(out, " %s", plan->stream_names[s]);
+  fprintf(out, "\n  params   ");
+  for (int p = 0; p < wf->nparams; p++)
+    fprintf(out, " %s=%.9g", wf->params[p].name, wf->params[p].value);
+  fprintf(out, "\n  tasks per step, in issue order:\n");
+  for (int i = 0; i < wf->ntasks; i++) {
+    const gf_task *task = &wf->tasks[plan->order[i]];
+    const char *what = task->kind == GF_TASK_KERNEL   ? task->kernel->name
+                       : task->kind == GF_TASK_OUTPUT ? task->file
+                       : task->kind == GF_TASK_HOOK   ? wf->hooks[task->hook].name
+                                                      : wf->fields[task->to.field].name;
+    fprintf(out, "    %-12s %-6s %-14s on %-12s runs at %" PRId64 " of %" PRId64 " steps\n",
+            task->name, gf_task_kind_name(task->kind), what,
+            stream_ref_text(plan, task, buf, sizeof buf), plan->tasks[plan->order[i]].active,
+            wf->steps);
+  }
+  fprintf(out, "  memory per space:\n");
+  for (int sp = 0; sp < GF_SPACE_COUNT; sp++) {
+    double total = 0;
+    for (int f = 0; f < wf->nfields; f++)
+      if (wf->fields[f].space == (gf_space)sp)
+        total += (double)wf->fields[f].bytes * wf->fields[f].ring;
+    double staging = 0;
+    if (sp == GF_SPACE_PINNED) {
+      size_t plane_max = 0;
+      for (int t = 0; t < wf->ntasks; t++)
+        if (wf->tasks[t].kind == GF_TASK_OUTPUT &&
+            wf->fields[wf->tasks[t].from.field].bytes > plane_max)
+          plane_max = wf->fields[wf->tasks[t].from.field].bytes;
+      staging = (double)plane_max * wf->staging;
+    }
+    if (total + staging == 0) continue;
+    format_bytes(total + staging, b2, sizeof b2);
+    fprintf(out, "    %-8s %10s ", gf_space_name((gf_space)sp), b2);
+    const char *sep = "(";
+    for (int f = 0; f < wf->nfields; f++) {
+      if (wf->fields[f].space != (gf_space)sp) continue;
+      format_bytes((double)wf->fields[f].bytes, buf, sizeof buf);
+      if (wf->fields[f].ring > 1)
+        fprintf(out, "%s%s %d x %s", sep, wf->fields[f].name, wf->fields[f].ring, buf);
+      else
+        fprintf(out, "%s%s %s", sep, wf->fields[f].name, buf);
+      sep = ", ";
+    }
+    if (staging > 0) {
+      format_bytes(staging / wf->staging, buf, sizeof buf);
+      fprintf(out, "%s%d output staging buffers x %s", sep, wf->staging, buf);
+    }
+    fprintf(out, ")\n");
+  }
+  for (int t = 0; t < wf->ntasks; t++) {
+    const gf_task *task = &wf->tasks[t];
+    if (task->kind != GF_TASK_OUTPUT) continue;
+    const gf_field *f = &wf->fields[task->from.field];
+    format_bytes((double)f->bytes * (double)task->planes, b2, sizeof b2);
+    fprintf(out, "  output    %s: %" PRId64 " planes x", task->file, task->planes);
+    for (int d = 0; d < f->ndim; d++) fprintf(out, "%s%" PRId64, d ? " x " : " ", f->shape[d]);
+    fprintf(out, " %s = %s, %" PRId64 " planes written\n", gf_dtype_name(f->dtype), b2,
+            plan->tasks[t].active);
+  }
+  fprintf(out,
+          "  sync      over all steps: %" PRId64 " event records, %" PRId64
+          " stream waits, %" PRId64 " host waits\n",
+          plan->n_records, plan->n_stream_waits, plan->n_host_waits);
+  if (wf->schedule == GF_SCHED_SYNC || wf->schedule == GF_SCHED_AUTO)
+    for (int t = 0; t < wf->ntasks; t++)
+      if (wf->tasks[t].stream.group >= 0) {
+        fprintf(
+            out,
+            "  note      schedule %s places tasks itself; the tasks' `stream:` keys are not used\n",
+            gf_schedule_name(wf->schedule));
+        break;
+      }
+  if (wf->schedule != GF_SCHED_SYNC)
+    for (int t = 0; t < wf->ntasks; t++) {
+      const gf_task *task = &wf->tasks[t];
+      if ((task->kind == GF_TASK_COPY || task->kind == GF_TASK_OUTPUT) &&
+          (wf->fields[task->from.field].space == GF_SPACE_HOST ||
+           (task->kind == GF_TASK_COPY && wf->fields[task->to.field].space == GF_SPACE_HOST)))
+        fprintf(out,
+                "  note      task '%s' copies pageable host memory: on a GPU such copies are "
+                "synchronous, so schedule %s cannot overlap them with compute\n",
+                task->name, gf_schedule_name(wf->schedule));
+    }
+  return GF_OK;
+}
+
+/* ---- dag ------------------------------------------------------------------- */
+
+static const char *edge_kind_name(gf_edge_kind kind) {
+  switch (kind) {
+    case GF_EDGE_AFTER:
+      return "after";
+    case GF_EDGE_RAW:
+      return "reads after write";
+    case GF_EDGE_WAR:
+      return "writes after read";
+    case GF_EDGE_WAW:
+      return "writes after write";
+  }
+  return "";
+}
+
+static const char *mechanism_name(int mechanism) {
+  switch (mechanism) {
+    case 0:
+      return "ordered";
+    case GF_OP_STREAM_WAIT:
+      return "event";
+    case GF_OP_HOST_WAIT_EVENT:
+      return "host waits event";
+    case GF_OP_HOST_WAIT_STREAM:
+      return "host syncs stream";
+    default:
+      return "";
+  }
+}
+
+gf_status gf_plan_write_dot(gf_plan *plan, int64_t step, gf_diag *diag, FILE *out) {
+  const gf_workflow *wf = plan->wf;
+  gf_status st;
+  if (step < 0) {
+    /* A steady-state step: the most tasks run, and far enough in that the
+     * earlier instances its `after:` lags name have run too. */
+    int max_lag = 0;
+    for (int t = 0; t < wf->ntasks; t++)
+      for (int d = 0; d < wf->tasks[t].nafter; d++)
+        if (wf->tasks[t].after[d].lag > max_lag) max_lag = wf->tasks[t].after[d].lag;
+    int64_t first_best = -1, best = 0;
+    int best_count = -1;
+    gf_plan_reset(plan);
+    for (int64_t n = 0; n < wf->steps; n++) {
+      const gf_op *ops = NULL;
+      int nops = 0, count = 0;
+      if ((st = gf_plan_step(plan, n, diag, &ops, &nops)) != GF_OK) return st;
+      for (int i = 0; i < nops; i++) count += ops[i].kind == GF_OP_TASK;
+      if (count > best_count) {
+        best_count = count;
+        first_best = best = n;
+      } else if (count == best_count && best < first_best + max_lag) {
+        best = n;
+      }
+    }
+    step = best;
+  }
+  if (step >= wf->steps)
+    return gf_diag_error(diag, GF_USAGE, "step %" PRId64 " is past the last step (%" PRId64 ")",
+                         step, wf->steps - 1);
+  gf_plan_reset(plan);
+  const gf_op *ops = NULL;
+  int nops = 0;
+  for (int64_t n = 0; n <= step; n++) {
+    gf_plan_collect_edges(plan, n == step);
+    if ((st = gf_plan_step(plan, n, diag, &ops, &nops)) != GF_OK) return st;
+  }
+  gf_plan_collect_edges(plan, 0);
+
+  fprintf(out, "digraph \"%s\" {\n  label=\"%s: step n = %" PRId64 ", schedule %s\";\n", wf->name,
+          wf->name, step, gf_schedule_name(wf->schedule));
+  fprintf(out, "  rankdir=LR; node [shape=box, fontname=\"Helvetica\"]; compound=true;\n");
+  /* This step's tasks, clustered by stream. */
+  for (int s = -1; s < plan->nstreams; s++) {
+    int any = 0;
+    for (int i = 0; i < nops; i++)
+      if (ops[i].kind == GF_OP_TASK && ops[i].stream == s) any = 1;
+    if (!any) continue;
+    fprintf(out, "  subgraph \"cluster_%s\" {\n    label=\"stream %s\"; style=rounded;\n",
+            gf_plan_stream_name(plan, s), gf_plan_stream_name(plan, s));
+    for (int i = 0; i < nops; i++) {
+      if (ops[i].kind != GF_OP_TASK || ops[i].stream != s) continue;
+      const gf_task *task = &wf->tasks[ops[i].task];
+      fprintf(out, "    \"%s@n\" [label=\"%s\\n%s", task->name, task->name,
+              gf_task_kind_name(task->kind));
+      if (task->kind == GF_TASK_KERNEL) fprintf(out, " %s", task->kernel->name);
+      if (task->kind == GF_TASK_OUTPUT) fprintf(out, " %s[%" PRId64 "]", task->file, ops[i].plane);
+      const task_plan *tp = &plan->tasks[ops[i].task];
+      for (int r = 0; r < tp->nrefs; r++)
+        fprintf(out, "\\n%s %s[%d]", (tp->access[r] & GF_ACCESS_WRITE) ? "writes" : "reads",
+                wf->fields[tp->refs[r]->field].name, ops[i].inst[r]);
+      fprintf(out, "\"];\n");
+    }
+    fprintf(out, "  }\n");
+  }
+  int nedges;
+  const gf_edge *edges = gf_plan_edges(plan, &nedges);
+  for (int e = 0; e < nedges; e++) {
+    const gf_edge *edge = &edges[e];
+    int64_t lag = step - edge->from_step;
+    char from[160];
+    if (lag == 0)
+      snprintf(from, sizeof from, "%s@n", wf->tasks[edge->from_task].name);
+    else
+      snprintf(from, sizeof from, "%s@n-%" PRId64, wf->tasks[edge->from_task].name, lag);
+    if (lag > 0) fprintf(out, "  \"%s\" [style=dashed];\n", from);
+    fprintf(out, "  \"%s\" -> \"%s@n\" [label=\"%s%s%s (%s)\"%s];\n", from,
+            wf->tasks[edge->to_task].name, edge_kind_name(edge->kind), edge->field >= 0 ? " " : "",
+            edge->field >= 0 ? wf->fields[edge->field].name : "", mechanism_name(edge->mechanism),
+            edge->mechanism == GF_OP_STREAM_WAIT ? ", color=blue" : "");
+  }
+  fprintf(out, "}\n");
+  return GF_OK;
+}

@@ -1,0 +1,107 @@
+/* graph.h - from a loaded workflow to a plan: which streams exist, in which order
+ * a step's tasks are issued, and, step by step, the exact operations (task,
+ * event record, stream wait, host wait) that make the run correct.
+ *
+ * The planner is pure: it talks to no backend. `gflow validate` and `gflow dag`
+ * drive it over every step without executing anything; `gflow run` drives it
+ * the same way and hands each step's operations to the executor. So what
+ * validate checks is exactly what run does.
+ *
+ * Ordering is tracked with vector clocks (one entry per stream): an operation X
+ * is known to finish before task T starts when X ran on T's stream, or T's clock
+ * covers X's sequence number on X's stream. Every access of every task to a
+ * field instance is checked against the last writer and the readers since; an
+ * unordered conflict (two accesses, one a write, on different streams) is a
+ * hazard. Under `auto` the planner turns each such conflict into an event wait
+ * instead, so its schedules are hazard-free by construction.
+ */
+#ifndef GF_GRAPH_H
+#define GF_GRAPH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "workflow.h"
+
+#define GF_MAX_STREAMS 64
+#define GF_MAX_TASK_REFS 16 /* field references of one task */
+
+typedef enum gf_op_kind {
+  GF_OP_TASK,             /* run task `task` on `stream` */
+  GF_OP_RECORD,           /* record event slot `slot` of `stream` on `stream` */
+  GF_OP_STREAM_WAIT,      /* `stream` waits for event slot `slot` of `other` */
+  GF_OP_HOST_WAIT_EVENT,  /* the host waits for event slot `slot` of `other` */
+  GF_OP_HOST_WAIT_STREAM, /* the host waits for all work issued to `other` */
+} gf_op_kind;
+
+typedef struct gf_op {
+  gf_op_kind kind;
+  int task;
+  int stream; /* -1: the host (hook tasks) */
+  int other;
+  int slot;
+  /* GF_OP_TASK: the ring instance of each field reference of the task, in the
+   * order gf_task_refs() lists them, and an output's plane. */
+  int inst[GF_MAX_TASK_REFS];
+  int64_t plane;
+} gf_op;
+
+/* Why an operation waits: for `gflow dag`. */
+typedef enum gf_edge_kind { GF_EDGE_AFTER, GF_EDGE_RAW, GF_EDGE_WAR, GF_EDGE_WAW } gf_edge_kind;
+
+typedef struct gf_edge {
+  int from_task;
+  int64_t from_step;
+  int to_task;
+  int64_t to_step;
+  gf_edge_kind kind;
+  int field;     /* for data edges */
+  int mechanism; /* 0: already ordered (same stream or earlier sync), else the gf_op_kind used */
+} gf_edge;
+
+typedef struct gf_plan gf_plan;
+
+/* Builds the plan: streams for the schedule, issue order within a step (a
+ * topological order of same-step `after` edges; a cycle is reported). */
+gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out);
+void gf_plan_free(gf_plan *plan);
+
+int gf_plan_stream_count(const gf_plan *plan);
+const char *gf_plan_stream_name(const gf_plan *plan, int stream);
+int gf_plan_event_slots(const gf_plan *plan); /* event slots per stream */
+/* Tasks in the order each step issues them. */
+const int *gf_plan_order(const gf_plan *plan);
+
+/* The field references of a task, in a fixed order (kernel array params in
+ * table order; copy from, to; output from). Returns the count. */
+int gf_task_refs(const gf_task *task, const gf_ref *refs[GF_MAX_TASK_REFS],
+                 gf_access access[GF_MAX_TASK_REFS]);
+
+/* Plans step `n` (steps must be planned in order from 0). The operations are
+ * valid until the next call. `eval` supplies hook calls for expressions that
+ * use hooks (NULL: hooks are evaluated through the workflow's Lua state).
+ * A hazard, a stream index out of range or a plane out of range is reported
+ * through `diag` at the task and returns GF_INVALID. */
+gf_status gf_plan_step(gf_plan *plan, int64_t n, gf_diag *diag, const gf_op **ops, int *nops);
+
+/* Starts planning again from step 0. */
+void gf_plan_reset(gf_plan *plan);
+
+/* Edges found while planning the last step (for `gflow dag`). */
+const gf_edge *gf_plan_edges(const gf_plan *plan, int *count);
+/* Collect edges while planning (off by default). */
+void gf_plan_collect_edges(gf_plan *plan, int on);
+
+/* Evaluation context whose hook calls go to the workflow's Lua state, naming
+ * `task` and the step in any error. */
+double gf_plan_eval(gf_plan *plan, const gf_expr *expr, int task, int64_t n, gf_status *status);
+
+/* `gflow validate`: plan every step and print the summary to `out`. */
+gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out);
+
+/* `gflow dag`: plan up to step `step` (-1: the first step at which most tasks
+ * run) and write that step's graph as Graphviz DOT. */
+gf_status gf_plan_write_dot(gf_plan *plan, int64_t step, gf_diag *diag, FILE *out);
+
+#endif

@@ -1,0 +1,353 @@
+/* main.c - the gflow command: run, validate, dag, kernels. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "error.h"
+#include "exec.h"
+#include "graph.h"
+#include "registry.h"
+#include "workflow.h"
+
+static const char usage_main[] =
+    "usage: gflow COMMAND [options]\n"
+    "\n"
+    "Runs GPU simulation workflows described in YAML.\n"
+    "\n"
+    "commands:\n"
+    "  run FILE        load, check and run a workflow\n"
+    "  validate FILE   load and check a workflow, plan every step, print a summary\n"
+    "  dag FILE        print one step's task graph as Graphviz DOT\n"
+    "  kernels         list the kernels and their parameters\n"
+    "\n"
+    "options for every command: --help, --version\n"
+    "`gflow COMMAND --help` describes a command's options.\n";
+
+static const char usage_run[] =
+    "usage: gflow run FILE [options]\n"
+    "\n"
+    "  --set KEY=VALUE     override a key of the file (repeatable), e.g.\n"
+    "                      --set grid.shape=[512,512] --set schedule=sync\n"
+    "  --backend NAME      auto (default: the GPU if one answers, else the CPU), cpu or gpu\n"
+    "  --device N          GPU index (default: SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK or 0)\n"
+    "  --threads N         CPU backend: OpenMP threads per kernel (default: all cores)\n"
+    "  --out DIR           output folder (default: out/NAME, NAME the workflow's name)\n"
+    "  --plugin FILE       load a kernel plugin (repeatable)\n"
+    "  --quiet             no timing report\n";
+
+static const char usage_validate[] =
+    "usage: gflow validate FILE [--set KEY=VALUE]... [--plugin FILE]...\n"
+    "\n"
+    "Loads and checks the workflow, plans every step under its schedule (finding\n"
+    "hazards, cycles and out-of-range indices) and prints a summary: tasks per\n"
+    "step, streams, synchronisation, memory per space. Runs nothing.\n";
+
+static const char usage_dag[] =
+    "usage: gflow dag FILE [--set KEY=VALUE]... [--step N] [--plugin FILE]...\n"
+    "\n"
+    "Prints the task graph of one step as Graphviz DOT: tasks clustered by stream,\n"
+    "edges labelled with why they exist (after, reads after write, ...) and how the\n"
+    "schedule enforces them (ordered, event, host sync). Default step: the first at\n"
+    "which the most tasks run. Render with: gflow dag FILE | dot -Tsvg > dag.svg\n";
+
+static const char usage_kernels[] =
+    "usage: gflow kernels [--plugin FILE]...\n"
+    "\n"
+    "Lists every kernel with its typed parameters, defaults, ranges and help.\n";
+
+typedef struct cli {
+  const char *command;
+  const char *file;
+  gf_override *overrides;
+  int noverrides;
+  const char **plugins;
+  int nplugins;
+  const char *backend;
+  const char *out_dir;
+  int device;
+  int threads;
+  int64_t step;
+  int quiet;
+} cli;
+
+static gf_status usage_error(const char *usage, const char *fmt, const char *arg) {
+  fprintf(stderr, "gflow: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n%s", usage);
+  return GF_USAGE;
+}
+
+static int parse_int(const char *text, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno || end == text || *end) return 0;
+  *out = v;
+  return 1;
+}
+
+static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
+  enum {
+    OPT_SET = 256,
+    OPT_BACKEND,
+    OPT_DEVICE,
+    OPT_THREADS,
+    OPT_OUT,
+    OPT_PLUGIN,
+    OPT_STEP,
+    OPT_QUIET,
+    OPT_HELP
+  };
+  static const struct option options[] = {{"set", required_argument, NULL, OPT_SET},
+                                          {"backend", required_argument, NULL, OPT_BACKEND},
+                                          {"device", required_argument, NULL, OPT_DEVICE},
+                                          {"threads", required_argument, NULL, OPT_THREADS},
+                                          {"out", required_argument, NULL, OPT_OUT},
+                                          {"plugin", required_argument, NULL, OPT_PLUGIN},
+                                          {"step", required_argument, NULL, OPT_STEP},
+                                          {"quiet", no_argument, NULL, OPT_QUIET},
+                                          {"help", no_argument, NULL, OPT_HELP},
+                                          {NULL, 0, NULL, 0}};
+  const char *cmd = c->command;
+  int is_run = strcmp(cmd, "run") == 0, is_dag = strcmp(cmd, "dag") == 0;
+  int takes_file = strcmp(cmd, "kernels") != 0;
+  optind = 2;
+  opterr = 0;
+  int opt;
+  while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    int64_t v;
+    switch (opt) {
+      case OPT_HELP:
+        fputs(*usage, stdout);
+        exit(0);
+      case OPT_SET: {
+        if (!takes_file) return usage_error(*usage, "'%s' takes no --set", cmd);
+        const char *eq = strchr(optarg, '=');
+        if (!eq || eq == optarg)
+          return usage_error(*usage, "--set needs KEY=VALUE, got '%s'", optarg);
+        c->overrides =
+            gf_xrealloc(c->overrides, (size_t)(c->noverrides + 1) * sizeof *c->overrides);
+        c->overrides[c->noverrides++] =
+            (gf_override){gf_xstrndup(optarg, (size_t)(eq - optarg)), eq + 1};
+        break;
+      }
+      case OPT_PLUGIN:
+        c->plugins = gf_xrealloc(c->plugins, (size_t)(c->nplugins + 1) * sizeof *c->plugins);
+        c->plugins[c->nplugins++] = optarg;
+        break;
+      case OPT_BACKEND:
+        if (!is_run) return usage_error(*usage, "--backend is an option of 'run', not '%s'", cmd);
+        if (strcmp(optarg, "auto") && strcmp(optarg, "cpu") && strcmp(optarg, "gpu"))
+          return usage_error(*usage, "--backend must be auto, cpu or gpu, not '%s'", optarg);
+        c->backend = optarg;
+        break;
+      case OPT_DEVICE:
+        if (!is_run || !parse_int(optarg, &v) || v < 0)
+          return usage_error(*usage, "--device takes a GPU index (run only), not '%s'", optarg);
+        c->device = (int)v;
+        break;
+      case OPT_THREADS:
+        if (!is_run || !parse_int(optarg, &v) || v < 1 || v > 4096)
+          return usage_error(*usage, "--threads takes a positive count (run only), not '%s'",
+                             optarg);
+        c->threads = (int)v;
+        break;
+      case OPT_OUT:
+        if (!is_run) return usage_error(*usage, "--out is an option of 'run', not '%s'", cmd);
+        c->out_dir = optarg;
+        break;
+      case OPT_STEP:
+        if (!is_dag || !parse_int(optarg, &v) || v < 0)
+          return usage_error(*usage, "--step takes a step index (dag only), not '%s'", optarg);
+        c->step = v;
+        break;
+      case OPT_QUIET:
+        if (!is_run) return usage_error(*usage, "--quiet is an option of 'run', not '%s'", cmd);
+        c->quiet = 1;
+        break;
+      default:
+        return usage_error(*usage, "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (takes_file) {
+    if (optind >= argc) return usage_error(*usage, "'%s' needs a workflow FILE", cmd);
+    c->file = argv[optind++];
+  }
+  if (optind < argc) return usage_error(*usage, "unexpected argument '%s'", argv[optind]);
+  return GF_OK;
+}
+
+static gf_status open_registry(const cli *c, gf_diag *diag, gf_registry **out) {
+  gf_registry *registry = gf_registry_create();
+  *out = registry;
+  if (gf_kernels_register_builtin(gf_registry_registrar(registry)) != 0)
+    return gf_diag_error(diag, GF_INTERNAL, "internal: the built-in kernels did not register");
+  for (int i = 0; i < c->nplugins; i++) {
+    gf_status st = gf_registry_load_plugin(registry, c->plugins[i], diag);
+    if (st != GF_OK) return st;
+  }
+  return GF_OK;
+}
+
+static const char *param_type_name(gf_param_type type) {
+  switch (type) {
+    case GF_PARAM_ARRAY:
+      return "field";
+    case GF_PARAM_REAL:
+      return "real";
+    case GF_PARAM_INT:
+      return "int";
+    case GF_PARAM_INDEX:
+      return "cell";
+  }
+  return "?";
+}
+
+static void print_kernels(const gf_registry *registry) {
+  for (int k = 0; k < gf_registry_count(registry); k++) {
+    const gf_kernel *kernel = gf_registry_at(registry, k);
+    printf("%s%s\n  %s\n  GPU: %s\n  parameters:\n", k ? "\n" : "", kernel->name, kernel->help,
+           kernel->launch_gpu ? "yes" : "no (CPU only in this build)");
+    for (const gf_param *p = kernel->params; p->name; p++) {
+      char detail[160] = "";
+      if (p->type == GF_PARAM_ARRAY) {
+        const char *acc = p->access == GF_ACCESS_READ    ? "read"
+                          : p->access == GF_ACCESS_WRITE ? "written"
+                                                         : "read and written";
+        snprintf(detail, sizeof detail, "%s %s%s%s", acc, (p->dtypes & 1u) ? "f32" : "",
+                 (p->dtypes & 3u) == 3u ? "|" : "", (p->dtypes & 2u) ? "f64" : "");
+      } else if (p->required) {
+        snprintf(detail, sizeof detail, "required");
+      } else if (p->type == GF_PARAM_INDEX && p->def == GF_INDEX_CENTER) {
+        snprintf(detail, sizeof detail, "default: the grid's centre");
+      } else {
+        snprintf(detail, sizeof detail, "default %g", p->def);
+      }
+      if ((p->type == GF_PARAM_REAL || p->type == GF_PARAM_INT) &&
+          (p->min > -1e300 || p->max < 1e300)) {
+        size_t len = strlen(detail);
+        snprintf(detail + len, sizeof detail - len, ", range [%g, %g]", p->min, p->max);
+      }
+      printf("    %-10s %-5s  %-36s %s\n", p->name, param_type_name(p->type), detail, p->help);
+    }
+  }
+}
+
+/* GPU if one answers (auto), else the CPU; a forced backend that cannot run is an error. */
+static gf_status open_backend(const cli *c, gf_diag *diag, gf_backend **out) {
+  gf_backend_options options = {.device = c->device, .threads = c->threads, .timing = 1};
+  const char *want = c->backend ? c->backend : "auto";
+  if (strcmp(want, "cpu") != 0) {
+    char why[512] = "";
+    if (gf_backend_gpu_create(&options, out, why, sizeof why) == GF_OK) {
+      fprintf(stderr, "gflow: backend gpu: %s\n", (*out)->description);
+      return GF_OK;
+    }
+    if (strcmp(want, "gpu") == 0)
+      return gf_diag_error(diag, GF_INTERNAL, "--backend gpu cannot run here: %s", why);
+    fprintf(stderr, "gflow: no GPU backend (%s); running on the CPU backend\n", why);
+  }
+  if (gf_backend_cpu_create(&options, out) != GF_OK)
+    return gf_diag_error(diag, GF_INTERNAL, "cannot start the CPU backend");
+  fprintf(stderr, "gflow: backend cpu: %s\n", (*out)->description);
+  return GF_OK;
+}
+
+static gf_status run_command(cli *c) {
+  const char *usage = usage_main;
+  gf_diag diag;
+  gf_diag_init(&diag, NULL, NULL);
+  gf_registry *registry = NULL;
+  gf_workflow *wf = NULL;
+  gf_plan *plan = NULL;
+  gf_backend *backend = NULL;
+  gf_status st = open_registry(c, &diag, &registry);
+
+  if (st == GF_OK && strcmp(c->command, "kernels") == 0) {
+    print_kernels(registry);
+    gf_registry_free(registry);
+    return GF_OK;
+  }
+  (void)usage;
+  if (st == GF_OK)
+    st = gf_workflow_load(c->file, c->overrides, c->noverrides, registry, NULL, &diag, &wf);
+  if (st == GF_OK) {
+    gf_diag_init(&diag, wf->path, wf->source);
+    st = gf_plan_create(wf, &diag, &plan);
+  }
+  if (st == GF_OK && strcmp(c->command, "validate") == 0)
+    st = gf_plan_validate(plan, &diag, stdout);
+  if (st == GF_OK && strcmp(c->command, "dag") == 0)
+    st = gf_plan_write_dot(plan, c->step, &diag, stdout);
+  if (st == GF_OK && strcmp(c->command, "run") == 0) {
+    st = gf_plan_validate(plan, &diag, NULL); /* nothing runs before every step checks out */
+    char *default_out = NULL;
+    if (st == GF_OK) st = open_backend(c, &diag, &backend);
+    if (st == GF_OK) {
+      if (!c->out_dir) default_out = gf_xasprintf("out/%s", wf->name);
+      gf_run_options options = {.out_dir = c->out_dir ? c->out_dir : default_out,
+                                .quiet = c->quiet};
+      st = gf_exec_run(wf, plan, backend, &options, &diag);
+    }
+    free(default_out);
+  }
+  if (backend) backend->ops->destroy(backend);
+  gf_plan_free(plan);
+  gf_workflow_free(wf);
+  gf_registry_free(registry);
+  return st;
+}
+
+/* OpenMP's idle threads spin by default. gflow runs kernels on stream worker
+ * threads next to IO streams, the writer and the host loop, so spinning team
+ * threads steal the cores those need (on 2 cores, 30x slower). libgomp reads
+ * the policy once, before main, so the only way to default it is to restart
+ * with it set; a user's own OMP_WAIT_POLICY is respected. */
+static void default_passive_openmp(char **argv) {
+  if (getenv("OMP_WAIT_POLICY")) return;
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  execv("/proc/self/exe", argv);
+  /* exec failed: go on with the active policy */
+}
+
+int main(int argc, char **argv) {
+  default_passive_openmp(argv);
+  if (argc < 2) {
+    fputs(usage_main, stderr);
+    return GF_USAGE;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    fputs(usage_main, stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("gflow %s (workflow schema 1, kernel ABI %d)\n", GFLOW_VERSION, GF_ABI_VERSION);
+    return 0;
+  }
+  cli c = {.command = argv[1], .device = -1, .step = -1};
+  const char *usage = NULL;
+  if (strcmp(c.command, "run") == 0)
+    usage = usage_run;
+  else if (strcmp(c.command, "validate") == 0)
+    usage = usage_validate;
+  else if (strcmp(c.command, "dag") == 0)
+    usage = usage_dag;
+  else if (strcmp(c.command, "kernels") == 0)
+    usage = usage_kernels;
+  else {
+    fprintf(stderr, "gflow: unknown command '%s'\n%s", c.command, usage_main);
+    return GF_USAGE;
+  }
+  gf_status st = parse_args(argc, argv, &c, &usage);
+  if (st == GF_OK) st = run_command(&c);
+  for (int i = 0; i < c.noverrides; i++) free((char *)c.overrides[i].key);
+  free(c.overrides);
+  free(c.plugins);
+  return (int)st;
+}

@@ -1,0 +1,447 @@
+/* output.c - the writer thread, staging buffers and atomic files. */
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct out_file {
+  int task;
+  char *name;      /* final name inside the folder */
+  char *temp_name; /* where it is written until complete */
+  int fd;
+  size_t plane_bytes;
+  int64_t planes;
+  uint8_t *written; /* per plane */
+  int64_t nwritten;
+} out_file;
+
+typedef struct job {
+  int slot;
+  int file;
+  int64_t plane;
+} job;
+
+struct gf_writer {
+  gf_backend *backend;
+  const gf_workflow *wf;
+  gf_diag *diag;
+  char *dir;
+  out_file *files;
+  int nfiles;
+  int *file_of_task; /* task -> index into files, -1 */
+
+  int nslots;
+  void **buffers;
+  gf_event **events;
+  size_t slot_bytes;
+
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  int *free_slots; /* stack */
+  int nfree;
+  job *queue; /* ring of nslots jobs */
+  int head, count;
+  int stopping;
+  atomic_int failed;
+  pthread_t thread;
+  int thread_started;
+};
+
+/* ---- small text helpers ---------------------------------------------------- */
+
+void gf_buf_printf(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (*len + (size_t)n + 1 > *cap) {
+    while (*len + (size_t)n + 1 > *cap) *cap = *cap ? *cap * 2 : 256;
+    *buf = gf_xrealloc(*buf, *cap);
+  }
+  va_start(ap, fmt);
+  vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  *len += (size_t)n;
+}
+
+void gf_json_string(char **buf, size_t *len, size_t *cap, const char *s) {
+  gf_buf_printf(buf, len, cap, "\"");
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+      case '"':
+        gf_buf_printf(buf, len, cap, "\\\"");
+        break;
+      case '\\':
+        gf_buf_printf(buf, len, cap, "\\\\");
+        break;
+      case '\n':
+        gf_buf_printf(buf, len, cap, "\\n");
+        break;
+      case '\t':
+        gf_buf_printf(buf, len, cap, "\\t");
+        break;
+      case '\r':
+        gf_buf_printf(buf, len, cap, "\\r");
+        break;
+      default:
+        if (*p < 0x20)
+          gf_buf_printf(buf, len, cap, "\\u%04x", *p);
+        else
+          gf_buf_printf(buf, len, cap, "%c", *p);
+    }
+  }
+  gf_buf_printf(buf, len, cap, "\"");
+}
+
+static int write_all(int fd, const void *data, size_t bytes, off_t offset) {
+  const char *p = data;
+  while (bytes > 0) {
+    ssize_t n = pwrite(fd, p, bytes, offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    p += n;
+    bytes -= (size_t)n;
+    offset += n;
+  }
+  return 0;
+}
+
+static char *join_path(const char *dir, const char *name) {
+  return gf_xasprintf("%s/%s", dir, name);
+}
+
+gf_status gf_write_file_atomic(const char *dir, const char *name, const char *text, gf_diag *diag) {
+  char *final = join_path(dir, name);
+  char *temp = gf_xasprintf("%s/.%s.partial-%ld", dir, name, (long)getpid());
+  gf_status st = GF_OK;
+  int fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    st = gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", temp, strerror(errno));
+  } else {
+    if (write_all(fd, text, strlen(text), 0) != 0 || fsync(fd) != 0)
+      st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, strerror(errno));
+    if (close(fd) != 0 && st == GF_OK)
+      st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, strerror(errno));
+    if (st == GF_OK && rename(temp, final) != 0)
+      st =
+          gf_diag_error(diag, GF_IOERR, "cannot rename %s to %s: %s", temp, final, strerror(errno));
+    if (st != GF_OK) unlink(temp);
+  }
+  free(final);
+  free(temp);
+  return st;
+}
+
+static gf_status make_dirs(const char *path, gf_diag *diag) {
+  char *p = gf_xstrdup(path);
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = '\0';
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+      gf_status st = gf_diag_error(diag, GF_CANTCREATE, "cannot create output folder %s: %s", p,
+                                   strerror(errno));
+      free(p);
+      return st;
+    }
+    *s = '/';
+  }
+  gf_status st = GF_OK;
+  if (mkdir(p, 0755) != 0 && errno != EEXIST)
+    st = gf_diag_error(diag, GF_CANTCREATE, "cannot create output folder %s: %s", p,
+                       strerror(errno));
+  free(p);
+  return st;
+}
+
+/* ---- the writer thread ----------------------------------------------------- */
+
+static void *writer_main(void *arg) {
+  gf_writer *w = arg;
+  pthread_mutex_lock(&w->lock);
+  for (;;) {
+    while (w->count == 0 && !w->stopping) pthread_cond_wait(&w->changed, &w->lock);
+    if (w->count == 0) break;
+    job j = w->queue[w->head];
+    pthread_mutex_unlock(&w->lock);
+
+    out_file *f = &w->files[j.file];
+    int failed = atomic_load(&w->failed);
+    if (!failed && w->backend->ops->event_synchronize(w->backend, w->events[j.slot]) != GF_OK) {
+      gf_diag_error(w->diag, GF_INTERNAL, "writer: waiting for plane %" PRId64 " of %s: %s",
+                    j.plane, f->name, w->backend->error);
+      atomic_store(&w->failed, GF_INTERNAL);
+      failed = 1;
+    }
+    if (!failed && write_all(f->fd, w->buffers[j.slot], f->plane_bytes,
+                             (off_t)(j.plane * (int64_t)f->plane_bytes)) != 0) {
+      gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
+                    w->dir, f->name, strerror(errno));
+      atomic_store(&w->failed, GF_IOERR);
+      failed = 1;
+    }
+    if (!failed && !f->written[j.plane]) {
+      f->written[j.plane] = 1;
+      f->nwritten++;
+    }
+
+    pthread_mutex_lock(&w->lock);
+    w->head = (w->head + 1) % w->nslots;
+    w->count--;
+    w->free_slots[w->nfree++] = j.slot;
+    pthread_cond_broadcast(&w->changed);
+  }
+  pthread_mutex_unlock(&w->lock);
+  return NULL;
+}
+
+gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
+                           gf_diag *diag, gf_writer **out) {
+  gf_writer *w = gf_xcalloc(1, sizeof *w);
+  w->backend = backend;
+  w->wf = wf;
+  w->diag = diag;
+  w->dir = gf_xstrdup(out_dir);
+  w->file_of_task = gf_xcalloc((size_t)wf->ntasks, sizeof(int));
+  w->files = gf_xcalloc((size_t)wf->ntasks, sizeof *w->files);
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_cond_init(&w->changed, NULL);
+  *out = w;
+
+  gf_status st = make_dirs(out_dir, diag);
+  if (st != GF_OK) return st;
+  for (int t = 0; t < wf->ntasks; t++) {
+    w->file_of_task[t] = -1;
+    const gf_task *task = &wf->tasks[t];
+    if (task->kind != GF_TASK_OUTPUT) continue;
+    out_file *f = &w->files[w->nfiles];
+    f->task = t;
+    f->fd = -1;
+    f->name = gf_xstrdup(task->file);
+    f->temp_name = gf_xasprintf(".%s.partial-%ld", task->file, (long)getpid());
+    f->plane_bytes = wf->fields[task->from.field].bytes;
+    f->planes = task->planes;
+    f->written = gf_xcalloc((size_t)task->planes, 1);
+    w->file_of_task[t] = w->nfiles++;
+    if (f->plane_bytes > w->slot_bytes) w->slot_bytes = f->plane_bytes;
+
+    char *path = join_path(out_dir, f->temp_name);
+    f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f->fd < 0) {
+      st = gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", path, strerror(errno));
+      free(path);
+      return st;
+    }
+    /* Full size up front: planes never written read as zeros, as in the seed. */
+    if (ftruncate(f->fd, (off_t)(f->plane_bytes * (size_t)f->planes)) != 0) {
+      st = gf_diag_error(diag, GF_IOERR, "cannot size %s to %" PRId64 " bytes: %s", path,
+                         (int64_t)(f->plane_bytes * (size_t)f->planes), strerror(errno));
+      free(path);
+      return st;
+    }
+    free(path);
+  }
+  if (w->nfiles == 0) return GF_OK;
+
+  w->nslots = wf->staging;
+  w->buffers = gf_xcalloc((size_t)w->nslots, sizeof(void *));
+  w->events = gf_xcalloc((size_t)w->nslots, sizeof(gf_event *));
+  w->free_slots = gf_xcalloc((size_t)w->nslots, sizeof(int));
+  w->queue = gf_xcalloc((size_t)w->nslots, sizeof(job));
+  for (int i = 0; i < w->nslots; i++) {
+    if (backend->ops->alloc(backend, GF_SPACE_PINNED, w->slot_bytes, &w->buffers[i]) != GF_OK)
+      return gf_diag_error(diag, GF_INTERNAL,
+                           "cannot allocate output staging buffer %d (%zu bytes): %s", i,
+                           w->slot_bytes, backend->error);
+    if (backend->ops->event_create(backend, &w->events[i]) != GF_OK)
+      return gf_diag_error(diag, GF_INTERNAL, "cannot create an event for output staging: %s",
+                           backend->error);
+    w->free_slots[w->nfree++] = w->nslots - 1 - i;
+  }
+  if (pthread_create(&w->thread, NULL, writer_main, w) != 0)
+    return gf_diag_error(diag, GF_INTERNAL, "cannot start the writer thread");
+  w->thread_started = 1;
+  return GF_OK;
+}
+
+gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **ready) {
+  pthread_mutex_lock(&w->lock);
+  while (w->nfree == 0 && !atomic_load(&w->failed)) pthread_cond_wait(&w->changed, &w->lock);
+  gf_status st = (gf_status)atomic_load(&w->failed);
+  if (st == GF_OK) {
+    *slot = w->free_slots[--w->nfree];
+    *buffer = w->buffers[*slot];
+    *ready = w->events[*slot];
+  }
+  pthread_mutex_unlock(&w->lock);
+  return st;
+}
+
+void gf_writer_submit(gf_writer *w, int slot, int task, int64_t plane) {
+  pthread_mutex_lock(&w->lock);
+  w->queue[(w->head + w->count) % w->nslots] = (job){slot, w->file_of_task[task], plane};
+  w->count++;
+  pthread_cond_broadcast(&w->changed);
+  pthread_mutex_unlock(&w->lock);
+}
+
+gf_status gf_writer_status(gf_writer *w) {
+  return (gf_status)atomic_load(&w->failed);
+}
+
+static void stop_thread(gf_writer *w) {
+  if (!w->thread_started) return;
+  pthread_mutex_lock(&w->lock);
+  w->stopping = 1;
+  pthread_cond_broadcast(&w->changed);
+  pthread_mutex_unlock(&w->lock);
+  pthread_join(w->thread, NULL);
+  w->thread_started = 0;
+}
+
+/* The planes that hold data, as [first, last] ranges. */
+static void append_ranges(char **buf, size_t *len, size_t *cap, const out_file *f) {
+  gf_buf_printf(buf, len, cap, "[");
+  int first = 1;
+  for (int64_t p = 0; p < f->planes;) {
+    if (!f->written[p]) {
+      p++;
+      continue;
+    }
+    int64_t q = p;
+    while (q + 1 < f->planes && f->written[q + 1]) q++;
+    gf_buf_printf(buf, len, cap, "%s[%" PRId64 ", %" PRId64 "]", first ? "" : ", ", p, q);
+    first = 0;
+    p = q + 1;
+  }
+  gf_buf_printf(buf, len, cap, "]");
+}
+
+static char *sidecar_json(const gf_writer *w, const out_file *f, const gf_run_info *info) {
+  const gf_workflow *wf = w->wf;
+  const gf_task *task = &wf->tasks[f->task];
+  const gf_field *field = &wf->fields[task->from.field];
+  char *b = NULL;
+  size_t len = 0, cap = 0;
+  gf_buf_printf(&b, &len, &cap, "{\n  \"format\": \"raw\",\n  \"file\": ");
+  gf_json_string(&b, &len, &cap, f->name);
+  gf_buf_printf(&b, &len, &cap,
+                ",\n  \"dtype\": \"%s\",\n  \"order\": \"C\",\n  \"shape\": [%" PRId64,
+                field->dtype == GF_F64 ? "float64" : "float32", f->planes);
+  for (int d = 0; d < field->ndim; d++)
+    gf_buf_printf(&b, &len, &cap, ", %" PRId64, field->shape[d]);
+  gf_buf_printf(&b, &len, &cap, "],\n  \"field\": ");
+  gf_json_string(&b, &len, &cap, field->name);
+  gf_buf_printf(&b, &len, &cap, ",\n  \"task\": ");
+  gf_json_string(&b, &len, &cap, task->name);
+  gf_buf_printf(&b, &len, &cap, ",\n  \"spacing\": [");
+  for (int d = 0; d < wf->ndim; d++)
+    gf_buf_printf(&b, &len, &cap, "%s%.17g", d ? ", " : "", wf->spacing[d]);
+  gf_buf_printf(&b, &len, &cap, "],\n");
+  for (int p = 0; p < wf->nparams; p++)
+    if (strcmp(wf->params[p].name, "dt") == 0)
+      gf_buf_printf(&b, &len, &cap, "  \"dt\": %.17g,\n", wf->params[p].value);
+  gf_buf_printf(&b, &len, &cap,
+                "  \"planes_written\": %" PRId64 ",\n  \"valid_planes\": ", f->nwritten);
+  append_ranges(&b, &len, &cap, f);
+  gf_buf_printf(&b, &len, &cap,
+                ",\n  \"complete\": true,\n  \"steps\": %" PRId64 ",\n  \"schedule\": \"%s\",\n",
+                wf->steps, gf_schedule_name(wf->schedule));
+  gf_buf_printf(&b, &len, &cap, "  \"backend\": ");
+  gf_json_string(&b, &len, &cap, info->backend);
+  gf_buf_printf(&b, &len, &cap, ",\n  \"device\": ");
+  gf_json_string(&b, &len, &cap, info->device);
+  gf_buf_printf(&b, &len, &cap, ",\n  \"workflow_file\": ");
+  gf_json_string(&b, &len, &cap, wf->path);
+  gf_buf_printf(&b, &len, &cap,
+                ",\n  \"gflow_version\": \"%s\",\n  \"resolved_workflow\": ", GFLOW_VERSION);
+  gf_json_string(&b, &len, &cap, info->resolved_yaml ? info->resolved_yaml : "");
+  gf_buf_printf(&b, &len, &cap, "\n}\n");
+  return b;
+}
+
+gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info) {
+  stop_thread(w);
+  gf_status st = gf_writer_status(w);
+  if (st != GF_OK) ok = 0;
+  for (int i = 0; i < w->nfiles && ok; i++) {
+    out_file *f = &w->files[i];
+    if (fsync(f->fd) != 0 || close(f->fd) != 0) {
+      st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
+                         strerror(errno));
+      f->fd = -1;
+      ok = 0;
+      break;
+    }
+    f->fd = -1;
+  }
+  for (int i = 0; i < w->nfiles && ok; i++) {
+    out_file *f = &w->files[i];
+    char *json = sidecar_json(w, f, info);
+    char *sidecar = gf_xasprintf("%s.json", f->name);
+    st = gf_write_file_atomic(w->dir, sidecar, json, w->diag);
+    free(sidecar);
+    free(json);
+    if (st != GF_OK) {
+      ok = 0;
+      break;
+    }
+    char *from = join_path(w->dir, f->temp_name), *to = join_path(w->dir, f->name);
+    if (rename(from, to) != 0) {
+      st =
+          gf_diag_error(w->diag, GF_IOERR, "cannot rename %s to %s: %s", from, to, strerror(errno));
+      ok = 0;
+    }
+    free(from);
+    free(to);
+  }
+  if (!ok) /* nothing half-written keeps a name that looks complete */
+    for (int i = 0; i < w->nfiles; i++) {
+      char *path = join_path(w->dir, w->files[i].temp_name);
+      unlink(path);
+      free(path);
+    }
+  return ok ? GF_OK : (st != GF_OK ? st : GF_INTERNAL);
+}
+
+void gf_writer_destroy(gf_writer *w) {
+  if (!w) return;
+  stop_thread(w);
+  for (int i = 0; i < w->nfiles; i++) {
+    out_file *f = &w->files[i];
+    if (f->fd >= 0) {
+      close(f->fd);
+      char *path = join_path(w->dir, f->temp_name);
+      unlink(path);
+      free(path);
+    }
+    free(f->name);
+    free(f->temp_name);
+    free(f->written);
+  }
+  for (int i = 0; i < w->nslots; i++) {
+    if (w->buffers && w->buffers[i])
+      w->backend->ops->free(w->backend, GF_SPACE_PINNED, w->buffers[i]);
+    if (w->events && w->events[i]) w->backend->ops->event_destroy(w->backend, w->events[i]);
+  }
+  free(w->buffers);
+  free(w->events);
+  free(w->free_slots);
+  free(w->queue);
+  free(w->files);
+  free(w->file_of_task);
+  free(w->dir);
+  pthread_mutex_destroy(&w->lock);
+  pthread_cond_destroy(&w->changed);
+  free(w);
+}

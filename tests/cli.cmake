@@ -1,0 +1,11 @@
+# Integration tests: the gflow command end to end.
+add_executable(wave2d_seed reference/wave2d_seed.c)
+target_link_libraries(wave2d_seed PRIVATE m)
+add_executable(compare_raw reference/compare_raw.c)
+target_link_libraries(compare_raw PRIVATE m)
+
+add_test(NAME wave2d_end_to_end
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/wave2d.sh $<TARGET_FILE:gflow>
+          $<TARGET_FILE:wave2d_seed> $<TARGET_FILE:compare_raw> ${PROJECT_SOURCE_DIR})
+add_test(NAME cli
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/cli.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})

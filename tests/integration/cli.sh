@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# cli.sh GFLOW REPO - the gflow command as a user meets it: exit codes,
+# messages with the source line and a caret, every bad input of the corpus,
+# validate's summary, dag's DOT and kernels' listing.
+set -uo pipefail
+gflow=$1 repo=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+wave=$repo/workflows/wave2d.yaml
+
+expect_exit 64 "no arguments" -- "$gflow"
+expect_contains "$err" "usage: gflow COMMAND" "no arguments prints usage"
+expect_exit 0 "--version" -- "$gflow" --version
+expect_contains "$out" "gflow 0.1.0" "--version"
+expect_exit 64 "unknown command" -- "$gflow" bogus
+expect_contains "$err" "gflow: unknown command 'bogus'" "unknown command"
+expect_exit 64 "run without a file" -- "$gflow" run
+expect_contains "$err" "gflow: 'run' needs a workflow FILE" "run without a file"
+expect_exit 64 "unknown option" -- "$gflow" validate "$wave" --frob
+expect_contains "$err" "gflow: unknown option '--frob'" "unknown option"
+expect_exit 64 "bad backend" -- "$gflow" run "$wave" --backend tpu
+expect_contains "$err" "gflow: --backend must be auto, cpu or gpu, not 'tpu'" "bad backend"
+expect_exit 0 "run --help" -- "$gflow" run --help
+expect_contains "$out" "--set KEY=VALUE" "run --help"
+expect_exit 66 "missing file" -- "$gflow" validate "$tmp/none.yaml"
+expect_contains "$err" "gflow: cannot read $tmp/none.yaml: No such file or directory" "missing file"
+
+# validate: the summary of the seed workflow
+expect_exit 0 "validate wave2d" -- "$gflow" validate "$wave"
+expect_contains "$out" "workflow 'wave2d' is valid" "validate"
+expect_contains "$out" "steps     640, schedule events" "validate steps"
+expect_contains "$out" "streams   6: compute io[0] io[1] io[2] io[3] io[4]" "validate streams"
+expect_contains "$out" "snapshot     output array_out.dat  on io[n % 5]    runs at 637 of 640 steps" "validate tasks"
+expect_contains "$out" "device      1.5 MiB (U 5 x 256.0 KiB, V 256.0 KiB)" "validate memory"
+expect_exit 0 "validate with --set" -- "$gflow" validate "$wave" --set 'grid.shape=[512,512]' --set schedule=auto
+expect_contains "$out" "steps     1280, schedule auto" "--set changes steps through nt"
+
+# Every bad input: exit 65, the exact message, the source line, a caret under the column.
+for f in "$repo"/tests/bad/*.yaml "$repo"/tests/bad_plan/*.yaml; do
+  rel=${f#"$repo"/tests/}
+  expected=$(head -1 "$f" | sed 's/^# expect: //')
+  (cd "$repo/tests" && "$gflow" validate "$rel" >/dev/null 2>"$tmp/stderr")
+  status=$?
+  first=$(head -1 "$tmp/stderr")
+  if [ $status -ne 65 ] || [ "$first" != "gflow: $expected" ]; then
+    fail "$rel: exit $status, got '$first', expected 'gflow: $expected'"
+    continue
+  fi
+  loc=$(printf '%s' "$expected" | sed -E 's/^[^:]+:([0-9]+):([0-9]+):.*/\1 \2/')
+  line=${loc% *} col=${loc#* }
+  if [ "$line" != "$expected" ] && [ "$line" -ge 1 ] 2>/dev/null; then
+    want_src="  $(sed -n "${line}p" "$f")"
+    src=$(sed -n 2p "$tmp/stderr")
+    caret=$(sed -n 3p "$tmp/stderr")
+    if [ "$src" != "$want_src" ]; then fail "$rel: source line '$src', expected '$want_src'"; continue; fi
+    if [ "${#caret}" -ne $((col + 2)) ] || [ "${caret: -1}" != "^" ]; then
+      fail "$rel: caret line '$caret' does not point at column $col"
+      continue
+    fi
+  fi
+  pass
+done
+
+expect_exit 65 "bad --set" -- "$gflow" validate "$wave" --set 'grid.shap=[1]'
+expect_contains "$err" "gflow: --set grid.shap=[1]:1:6: unknown key 'shap' in grid" "bad --set"
+
+# dag: DOT with a cluster per stream and labelled edges
+expect_exit 0 "dag" -- "$gflow" dag "$wave"
+expect_contains "$out" 'digraph "wave2d"' "dag header"
+expect_contains "$out" 'subgraph "cluster_compute"' "dag stream cluster"
+expect_contains "$out" '"step@n-2" -> "snapshot@n" [label="after (event)"' "dag edge"
+if command -v dot >/dev/null 2>&1; then
+  printf '%s' "$out" | dot -Tsvg >/dev/null 2>"$tmp/dot.err" && pass || fail "dot rejects the DAG: $(cat "$tmp/dot.err")"
+fi
+expect_exit 0 "dag auto" -- "$gflow" dag "$wave" --set schedule=auto --set 'loop.tasks.0.after=[]' --set 'loop.tasks.1.after=[]' --step 10
+expect_contains "$out" '"step@n-2" -> "snapshot@n" [label="reads after write U (event)"' "dag auto RAW edge"
+expect_contains "$out" '"snapshot@n-3" -> "step@n" [label="writes after read U (event)"' "dag auto WAR edge"
+
+# kernels
+expect_exit 0 "kernels" -- "$gflow" kernels
+expect_contains "$out" "wave2d_4o" "kernels lists wave2d_4o"
+expect_contains "$out" "amplitude  real" "kernels lists parameters"
+
+# backends and outputs
+expect_exit 70 "forced gpu" -- "$gflow" run "$wave" --backend gpu
+expect_contains "$err" "gflow: --backend gpu cannot run here:" "forced gpu says why"
+touch "$tmp/file"
+expect_exit 73 "unwritable output folder" -- "$gflow" run "$wave" --backend cpu --set loop.steps=4 --out "$tmp/file/sub"
+expect_contains "$err" "cannot create output folder $tmp/file/sub: Not a directory" "unwritable output folder"
+expect_exit 0 "small run" -- "$gflow" run "$wave" --backend cpu --set 'grid.shape=[32,32]' --out "$tmp/small"
+expect_contains "$err" "gflow: wave2d: 80 steps in" "run report"
+expect_contains "$err" "GPts/s" "run report throughput"
+[ -s "$tmp/small/timings.json" ] && pass || fail "timings.json missing"
+finish

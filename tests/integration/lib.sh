@@ -1,0 +1,25 @@
+# lib.sh - assertions for the integration scripts: each prints what failed and
+# the script ends with `N passed, N failed` and a matching exit status.
+passed=0
+failed=0
+fail() { echo "FAIL: $*" >&2; failed=$((failed + 1)); }
+pass() { passed=$((passed + 1)); }
+
+# expect_exit CODE DESCRIPTION -- COMMAND...: runs COMMAND, keeps stdout/stderr in $out/$err.
+expect_exit() {
+  local code=$1 what=$2
+  shift 3
+  out=$("$@" 2>"$tmp/stderr") && status=0 || status=$?
+  err=$(cat "$tmp/stderr")
+  if [ "$status" -eq "$code" ]; then pass; else fail "$what: exit $status, expected $code; stderr: $err"; fi
+}
+
+# expect_contains HAYSTACK NEEDLE DESCRIPTION
+expect_contains() {
+  if printf '%s' "$1" | grep -qF -- "$2"; then pass; else fail "$3: missing '$2' in: $1"; fi
+}
+
+finish() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}

@@ -9,4 +9,14 @@
 #define GF_HD static inline
 #endif
 
+/* CPU loops worth vectorising wider where the processor allows: GCC builds
+ * them twice and picks at load time (ifunc). Off under the sanitizers, whose
+ * instrumentation does not combine with ifunc resolvers. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__CUDACC__) && !defined(__HIPCC__)
+#define GF_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define GF_CPU_CLONES
+#endif
+
 #endif

@@ -508,11 +508,11 @@ static gf_status get_number(loader *ld, const yaml_node_t *node, unsigned names,
 
 static gf_status get_integer_value(loader *ld, const yaml_node_t *node, unsigned names,
                                    int64_t *out) {
-  double v;
+  double v = 0;
   gf_status status = get_number(ld, node, names, &v);
   if (status) return status;
   if (v != floor(v) || fabs(v) > 9.0e18) {
-    int64_t ignored;
+    int64_t ignored = 0;
     if (parse_number_text(scalar(node), &v) || parse_int_text(scalar(node), &ignored))
       return fail_type(ld, node, "an integer");
     return fail(ld, node, "expected an integer, '%s' is %.17g", scalar(node), v);
@@ -543,7 +543,7 @@ static gf_status get_shape(loader *ld, const yaml_node_t *node, unsigned names, 
 
 static gf_status load_version(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
-  int64_t version;
+  int64_t version = 0;
   const char *s = scalar(value);
   if (!s || !parse_int_text(s, &version)) return fail_type(ld, value, "an integer");
   if (version != 1)
@@ -595,7 +595,7 @@ static gf_status load_grid_spacing(loader *ld, yaml_node_t *key, yaml_node_t *va
 static gf_status load_grid_halo(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
   gf_workflow *wf = ld->wf;
-  int64_t halo;
+  int64_t halo = 0;
   gf_status status = get_int(ld, value, "halo", 0, INT32_MAX / 2, &halo);
   if (status) return status;
   for (int d = 0; d < wf->ndim; d++)
@@ -638,7 +638,7 @@ static gf_status load_hook_function(loader *ld, yaml_node_t *key, yaml_node_t *v
                                     void *target) {
   (void)key;
   int h = *(int *)target;
-  const char *function;
+  const char *function = NULL;
   gf_status status = get_identifier(ld, value, "function", &function);
   if (status) return status;
   free(ld->wf->hooks[h].function);
@@ -740,7 +740,7 @@ static gf_status load_params(loader *ld, yaml_node_t *key, yaml_node_t *value, v
 static gf_status load_memory_default(loader *ld, yaml_node_t *key, yaml_node_t *value,
                                      void *target) {
   (void)key, (void)target;
-  int space;
+  int space = 0;
   gf_status status =
       get_choice(ld, value, "memory space", space_names, COUNT_OF(space_names), &space);
   ld->wf->default_space = (gf_space)space;
@@ -750,7 +750,7 @@ static gf_status load_memory_default(loader *ld, yaml_node_t *key, yaml_node_t *
 static gf_status load_memory_staging(loader *ld, yaml_node_t *key, yaml_node_t *value,
                                      void *target) {
   (void)key, (void)target;
-  int64_t staging;
+  int64_t staging = 0;
   gf_status status = get_int(ld, value, "staging", 1, 64, &staging);
   ld->wf->staging = (int)staging;
   return status;
@@ -770,7 +770,7 @@ static gf_status load_memory(loader *ld, yaml_node_t *key, yaml_node_t *value, v
 
 static gf_status load_field_dtype(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key;
-  int dtype;
+  int dtype = 0;
   gf_status status = get_choice(ld, value, "dtype", dtype_names, COUNT_OF(dtype_names), &dtype);
   ((gf_field *)target)->dtype = (gf_dtype)dtype;
   return status;
@@ -784,7 +784,7 @@ static gf_status load_field_shape(loader *ld, yaml_node_t *key, yaml_node_t *val
 
 static gf_status load_field_ring(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key;
-  int64_t ring;
+  int64_t ring = 0;
   gf_status status = get_int(ld, value, "ring", 1, MAX_RING, &ring);
   ((gf_field *)target)->ring = (int)ring;
   return status;
@@ -792,7 +792,7 @@ static gf_status load_field_ring(loader *ld, yaml_node_t *key, yaml_node_t *valu
 
 static gf_status load_field_space(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key;
-  int space;
+  int space = 0;
   gf_status status =
       get_choice(ld, value, "memory space", space_names, COUNT_OF(space_names), &space);
   ((gf_field *)target)->space = (gf_space)space;
@@ -829,7 +829,7 @@ static gf_status load_field_init(loader *ld, yaml_node_t *key, yaml_node_t *valu
   gf_field *field = target;
   gf_status status;
   if (value->type == YAML_MAPPING_NODE) {
-    yaml_node_t *values[1];
+    yaml_node_t *values[1] = {NULL};
     if ((status = walk_mapping(ld, value, "init", init_keys, 1, NULL, NULL, values))) return status;
     field->init_kind = GF_INIT_HOOK;
     return get_hook(ld, values[0], &field->init_hook);
@@ -923,7 +923,7 @@ static gf_status load_streams(loader *ld, yaml_node_t *key, yaml_node_t *value, 
   for (int g = 0; g < count; g++) {
     yaml_node_t *name_node = node_at(ld, pairs[g].key), *count_node = node_at(ld, pairs[g].value);
     const char *name;
-    int64_t n;
+    int64_t n = 0;
     if ((status = get_identifier(ld, name_node, "stream group", &name))) return status;
     wf->groups[g].name = gf_xstrdup(name);
     wf->groups[g].loc = node_loc(ld, name_node);
@@ -940,7 +940,7 @@ static gf_status load_streams(loader *ld, yaml_node_t *key, yaml_node_t *value, 
 
 static gf_status load_schedule(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
-  int schedule;
+  int schedule = 0;
   gf_status status =
       get_choice(ld, value, "schedule", schedule_names, COUNT_OF(schedule_names), &schedule);
   ld->wf->schedule = (gf_schedule)schedule;
@@ -1209,7 +1209,7 @@ static gf_status load_kernel_task(loader *ld, gf_task *task, yaml_node_t *task_n
 static const key_spec copy_keys[] = {{"from", 1, NULL}, {"to", 1, NULL}};
 
 static gf_status load_copy_task(loader *ld, gf_task *task, yaml_node_t *node) {
-  yaml_node_t *values[2];
+  yaml_node_t *values[2] = {NULL};
   gf_status status = walk_mapping(ld, node, "copy", copy_keys, 2, NULL, NULL, values);
   if (status || (status = get_ref(ld, values[0], &task->from)) ||
       (status = get_ref(ld, values[1], &task->to)))
@@ -1233,7 +1233,7 @@ static const key_spec output_keys[] = {
     {"from", 1, NULL}, {"file", 1, NULL}, {"planes", 1, NULL}, {"plane", 0, NULL}};
 
 static gf_status load_output_task(loader *ld, gf_task *task, yaml_node_t *node) {
-  yaml_node_t *values[4];
+  yaml_node_t *values[4] = {NULL};
   gf_status status = walk_mapping(ld, node, "output", output_keys, 4, NULL, NULL, values);
   if (status || (status = get_ref(ld, values[0], &task->from))) return status;
   const char *file = scalar(values[1]);
@@ -1269,7 +1269,7 @@ static const key_spec task_keys[] = {
 static gf_status load_task(loader *ld, int t, yaml_node_t *node) {
   gf_workflow *wf = ld->wf;
   gf_task *task = &wf->tasks[t];
-  yaml_node_t *keys[COUNT_OF(task_keys)], *values[COUNT_OF(task_keys)];
+  yaml_node_t *keys[COUNT_OF(task_keys)] = {NULL}, *values[COUNT_OF(task_keys)] = {NULL};
   gf_status status;
   task->loc = node_loc(ld, node);
   ld->task_nodes[t] = node;
@@ -1648,7 +1648,7 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
         if (k && strcmp(k, part) == 0) next = p->value;
       }
     } else if (node->type == YAML_SEQUENCE_NODE) {
-      int64_t i;
+      int64_t i = 0;
       int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
       if (parse_int_text(part, &i) && i >= 0 && i < count)
         next = node->data.sequence.items.start[i];
@@ -1710,7 +1710,7 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
       yaml_document_append_mapping_pair(&ld->doc, parent, key_id, value_id);
     }
   } else if (node->type == YAML_SEQUENCE_NODE) {
-    int64_t i;
+    int64_t i = 0;
     int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
     if (parse_int_text(last, &i) && i >= 0 && i < count)
       node->data.sequence.items.start[i] = value_id;

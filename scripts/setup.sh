@@ -4,11 +4,12 @@
 # are found (nvcc + an NVIDIA driver, or hipcc + /dev/kfd); otherwise gflow is
 # built for the CPU backend alone. Override with GFLOW_GPU=OFF|CUDA|HIP.
 #
-#   scripts/setup.sh            # then: build/gflow run workflows/wave2d.yaml
+#   scripts/setup.sh              # then: build/gflow run workflows/wave2d.yaml
+#   scripts/setup.sh --deps-only  # install the packages, build nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config libyaml-dev liblua5.4-dev)
+packages=(build-essential cmake pkg-config libyaml-dev liblua5.4-dev graphviz)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -20,6 +21,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+[ "${1:-}" = "--deps-only" ] && exit 0
 
 gpu=${GFLOW_GPU:-}
 if [ -z "$gpu" ]; then

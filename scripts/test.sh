@@ -4,7 +4,7 @@
 # end-to-end wave2d under every schedule) with CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x build/gflow ] || scripts/setup.sh
+scripts/setup.sh --deps-only
 cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGFLOW_SANITIZE=ON -DGFLOW_GPU=OFF >/dev/null
 cmake --build build-test -j "$(nproc)" >/dev/null
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}

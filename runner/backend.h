@@ -64,6 +64,11 @@ typedef struct gf_backend_ops {
   void (*free)(gf_backend *b, gf_space space, void *ptr);
   /* Bytes free in a space now (0 when unknown). */
   size_t (*bytes_free)(gf_backend *b, gf_space space);
+  /* Managed memory, before the loop: advise the device as preferred location
+   * (and read-mostly), and with `prefetch` move the pages there now. NULL on
+   * backends where managed memory is plain host memory. */
+  gf_status (*managed_prepare)(gf_backend *b, void *ptr, size_t bytes, int prefetch,
+                               int read_mostly);
 
   gf_status (*copy_async)(gf_backend *b, gf_stream *s, void *dst, const void *src, size_t bytes,
                           gf_tag tag);

@@ -421,6 +421,23 @@ static void gpu_destroy(gf_backend *b) {
   free(g);
 }
 
+static gf_status gpu_managed_prepare(gf_backend *b, void *ptr, size_t bytes, int prefetch,
+                                     int read_mostly) {
+  gpu_backend *g = (gpu_backend *)b;
+  hipError_t err = hipMemAdvise(ptr, bytes, hipMemAdviseSetPreferredLocation, g->device);
+  if (err != hipSuccess) return gpu_fail(b, "hipMemAdvise(SetPreferredLocation)", err);
+  if (read_mostly &&
+      (err = hipMemAdvise(ptr, bytes, hipMemAdviseSetReadMostly, g->device)) != hipSuccess)
+    return gpu_fail(b, "hipMemAdvise(SetReadMostly)", err);
+  if (prefetch) {
+    if ((err = hipMemPrefetchAsync(ptr, bytes, g->device, 0)) != hipSuccess)
+      return gpu_fail(b, "hipMemPrefetchAsync", err);
+    if ((err = hipDeviceSynchronize()) != hipSuccess)
+      return gpu_fail(b, "hipDeviceSynchronize", err);
+  }
+  return GF_OK;
+}
+
 static const gf_backend_ops gpu_ops = {
     .stream_create = gpu_stream_create,
     .stream_destroy = gpu_stream_destroy,
@@ -433,6 +450,7 @@ static const gf_backend_ops gpu_ops = {
     .alloc = gpu_alloc,
     .free = gpu_free,
     .bytes_free = gpu_bytes_free,
+    .managed_prepare = gpu_managed_prepare,
     .copy_async = gpu_copy_async,
     .launch = gpu_launch,
     .synchronize = gpu_synchronize,

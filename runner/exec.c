@@ -25,6 +25,7 @@ typedef struct run {
   int nstreams, nslots;
   gf_writer *writer;
   task_exec *tasks;
+  int64_t *count;     /* instances run, per task */
   int64_t backend_ns; /* host time inside backend calls during the loop */
   int64_t task_ops;
 } run;
@@ -52,30 +53,40 @@ static int on_device(gf_space space) {
   return space == GF_SPACE_DEVICE || space == GF_SPACE_MANAGED || space == GF_SPACE_POOL;
 }
 
-/* Stops before allocating anything when the fields cannot fit, naming the
- * first field that does not and how much is missing. */
+/* Stops before allocating anything when the fields (and the output staging
+ * buffers, pinned host memory) cannot fit, naming the first that does not and
+ * how much is missing. Host-side and device-side spaces are counted apart. */
 static gf_status check_capacity(run *r) {
   const gf_workflow *wf = r->wf;
+  size_t staging_bytes = 0;
+  for (int t = 0; t < wf->ntasks; t++)
+    if (wf->tasks[t].kind == GF_TASK_OUTPUT &&
+        wf->fields[wf->tasks[t].from.field].bytes > staging_bytes)
+      staging_bytes = wf->fields[wf->tasks[t].from.field].bytes;
   for (int side = 0; side < 2; side++) {
-    gf_space probe = side ? GF_SPACE_DEVICE : GF_SPACE_HOST;
-    if (!r->b->can_run_kernels_on_host_memory && 0) continue;
-    size_t avail = r->b->ops->bytes_free(r->b, probe);
+    size_t avail = r->b->ops->bytes_free(r->b, side ? GF_SPACE_DEVICE : GF_SPACE_HOST);
     if (avail == 0) continue; /* unknown */
     double need = 0;
-    for (int f = 0; f < wf->nfields; f++) {
-      const gf_field *field = &wf->fields[f];
-      int dev = on_device(field->space) && !r->b->can_run_kernels_on_host_memory;
-      if (dev != side) continue;
-      need += (double)field->bytes * field->ring;
-      if (need > (double)avail) {
-        char a[32], b[32], c[32];
-        format_bytes((double)field->bytes * field->ring, a, sizeof a);
-        format_bytes(need - (double)avail, b, sizeof b);
-        format_bytes((double)avail, c, sizeof c);
-        return gf_diag_at(r->diag, field->loc, GF_INTERNAL,
-                          "field '%s' (%s of %s memory) does not fit: %s missing, %s free",
-                          field->name, a, gf_space_name(field->space), b, c);
-      }
+    for (int f = 0; f <= wf->nfields; f++) {
+      int staging = f == wf->nfields;
+      gf_space space = staging ? GF_SPACE_PINNED : wf->fields[f].space;
+      if ((on_device(space) && !r->b->can_run_kernels_on_host_memory) != side) continue;
+      double bytes = staging ? (double)staging_bytes * wf->staging
+                             : (double)wf->fields[f].bytes * wf->fields[f].ring;
+      need += bytes;
+      if (need <= (double)avail) continue;
+      char a[32], b[32], c[32];
+      format_bytes(bytes, a, sizeof a);
+      format_bytes(need - (double)avail, b, sizeof b);
+      format_bytes((double)avail, c, sizeof c);
+      if (staging)
+        return gf_diag_error(r->diag, GF_INTERNAL,
+                             "the %d output staging buffers (%s of pinned memory) do not fit: %s "
+                             "missing, %s free; lower memory.staging",
+                             wf->staging, a, b, c);
+      return gf_diag_at(r->diag, wf->fields[f].loc, GF_INTERNAL,
+                        "field '%s' (%s of %s memory) does not fit: %s missing, %s free",
+                        wf->fields[f].name, a, gf_space_name(space), b, c);
     }
   }
   return GF_OK;
@@ -303,6 +314,7 @@ static gf_status run_op(run *r, const gf_op *op, int64_t n) {
   switch (op->kind) {
     case GF_OP_TASK:
       r->task_ops++;
+      r->count[op->task]++;
       st = run_task(r, op, n);
       break;
     case GF_OP_RECORD:
@@ -330,14 +342,16 @@ static gf_status run_op(run *r, const gf_op *op, int64_t n) {
 
 /* ---- report ---------------------------------------------------------------- */
 
-static gf_status report(run *r, double wall_s, const gf_run_options *options) {
+/* wall_s: the time loop, until every kernel and copy has finished; flushed_s:
+ * until the outputs are durable under their final names. */
+static gf_status report(run *r, double wall_s, double flushed_s, const gf_run_options *options) {
   const gf_workflow *wf = r->wf;
   gf_backend *b = r->b;
   double points = 0, bytes = 0;
   int64_t kernel_calls = 0;
   for (int t = 0; t < wf->ntasks; t++) {
     if (wf->tasks[t].kind != GF_TASK_KERNEL) continue;
-    int64_t count = b->timing ? b->timing[t].count : 0;
+    int64_t count = r->count[t];
     points += (double)r->tasks[t].points * (double)count;
     bytes += (double)r->tasks[t].points * (double)count * wf->tasks[t].kernel->bytes_per_point;
     kernel_calls += count;
@@ -357,10 +371,10 @@ static gf_status report(run *r, double wall_s, const gf_run_options *options) {
   gf_json_string(&j, &len, &cap, b->description);
   gf_buf_printf(&j, &len, &cap,
                 ",\n  \"schedule\": \"%s\",\n  \"steps\": %" PRId64
-                ",\n  \"total_s\": %.9f,\n"
+                ",\n  \"total_s\": %.9f,\n  \"flushed_s\": %.9f,\n"
                 "  \"gpts_per_s\": %.6f,\n  \"effective_gb_per_s\": %.6f,\n"
                 "  \"runner_overhead_us_per_task\": %.4f,\n  \"tasks\": [",
-                gf_schedule_name(wf->schedule), wf->steps, wall_s, points / wall_s / 1e9,
+                gf_schedule_name(wf->schedule), wf->steps, wall_s, flushed_s, points / wall_s / 1e9,
                 bytes / wall_s / 1e9, overhead_us);
   if (!options->quiet) {
     fprintf(stderr, "gflow: %s: %" PRId64 " steps in %.3f ms on the %s backend (schedule %s)\n",
@@ -370,16 +384,20 @@ static gf_status report(run *r, double wall_s, const gf_run_options *options) {
   for (int i = 0; i < wf->ntasks; i++) {
     int t = gf_plan_order(r->plan)[i];
     const gf_task *task = &wf->tasks[t];
-    int64_t count = b->timing ? b->timing[t].count : 0;
-    double busy_ms = b->timing ? (double)b->timing[t].busy_ns / 1e6 : 0;
+    int64_t count = r->count[t];
+    /* busy time as the backend measured it; -1 where it did not */
+    int timed = b->timing && b->timing[t].count > 0;
+    double busy_ms = timed ? (double)b->timing[t].busy_ns / 1e6 : -1;
     gf_buf_printf(&j, &len, &cap, "%s\n    {\"name\": ", i ? "," : "");
     gf_json_string(&j, &len, &cap, task->name);
     gf_buf_printf(&j, &len, &cap, ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"busy_ms\": %.6f}",
                   gf_task_kind_name(task->kind), count, busy_ms);
-    if (!options->quiet)
+    if (!options->quiet && timed)
       fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12.3f %10.2f\n", task->name,
-              gf_task_kind_name(task->kind), count, busy_ms,
-              count ? busy_ms * 1e3 / (double)count : 0.0);
+              gf_task_kind_name(task->kind), count, busy_ms, busy_ms * 1e3 / (double)count);
+    else if (!options->quiet)
+      fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12s %10s\n", task->name,
+              gf_task_kind_name(task->kind), count, "-", "-");
   }
   gf_buf_printf(&j, &len, &cap, "\n  ]\n}\n");
   if (!options->quiet) {
@@ -388,7 +406,8 @@ static gf_status report(run *r, double wall_s, const gf_run_options *options) {
               points / wall_s / 1e9, bytes / wall_s / 1e9, points);
     fprintf(stderr, "  runner overhead: %.2f us per task (host time outside backend calls)\n",
             overhead_us);
-    fprintf(stderr, "  outputs in %s/\n", options->out_dir);
+    fprintf(stderr, "  outputs in %s/, complete %.3f ms after the loop started\n", options->out_dir,
+            flushed_s * 1e3);
   }
   gf_status st = gf_write_file_atomic(options->out_dir, "timings.json", j, r->diag);
   free(j);
@@ -403,6 +422,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
   r.nstreams = gf_plan_stream_count(plan);
   r.nslots = gf_plan_event_slots(plan);
   b->timing = gf_xcalloc((size_t)wf->ntasks, sizeof *b->timing);
+  r.count = gf_xcalloc((size_t)wf->ntasks, sizeof *r.count);
   gf_status st = check_capacity(&r);
   if (st == GF_OK) st = allocate_fields(&r);
 
@@ -416,21 +436,33 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
     if (b->ops->event_create(b, &r.events[e]) != GF_OK)
       st = gf_diag_error(diag, GF_INTERNAL, "cannot create an event: %s", b->error);
   for (int f = 0; f < wf->nfields && st == GF_OK; f++) st = init_field(&r, f, r.streams[0]);
+  for (int f = 0; f < wf->nfields && st == GF_OK; f++) {
+    const gf_field *field = &wf->fields[f];
+    if (field->space != GF_SPACE_MANAGED || !b->ops->managed_prepare) continue;
+    for (int k = 0; k < field->ring && st == GF_OK; k++)
+      if (b->ops->managed_prepare(b, r.inst[f][k], field->bytes, field->prefetch,
+                                  field->read_mostly) != GF_OK)
+        st = gf_diag_at(diag, field->loc, GF_INTERNAL, "preparing managed field '%s': %s",
+                        field->name, b->error);
+  }
   if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, diag, &r.writer);
   if (st == GF_OK) prepare_tasks(&r);
 
-  double wall_s = 0;
+  double wall_s = 0, flushed_s = 0;
+  int64_t t0 = now_ns();
   if (st == GF_OK) {
     gf_plan_reset(plan);
-    int64_t t0 = now_ns();
+    t0 = now_ns();
     for (int64_t n = 0; n < wf->steps && st == GF_OK; n++) {
       const gf_op *ops;
       int nops;
       st = gf_plan_step(plan, n, diag, &ops, &nops);
       for (int i = 0; i < nops && st == GF_OK; i++) st = run_op(&r, &ops[i], n);
     }
+    int64_t sync_start = now_ns();
     if (st == GF_OK && b->ops->synchronize(b) != GF_OK)
       st = gf_diag_error(diag, GF_INTERNAL, "finishing the time loop: %s", b->error);
+    r.backend_ns += now_ns() - sync_start;
     wall_s = (double)(now_ns() - t0) / 1e9;
   } else {
     /* nothing ran */
@@ -446,7 +478,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
     free(info.resolved_yaml);
     if (st == GF_OK) st = fin;
   }
-  if (st == GF_OK) st = report(&r, wall_s, options);
+  flushed_s = (double)(now_ns() - t0) / 1e9;
+  if (st == GF_OK) st = report(&r, wall_s, flushed_s, options);
 
   gf_writer_destroy(r.writer);
   for (int e = 0; e < r.nstreams * r.nslots; e++)
@@ -457,6 +490,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
   free(r.streams);
   free_fields(&r);
   free(r.tasks);
+  free(r.count);
   free(b->timing);
   b->timing = NULL;
   return st;

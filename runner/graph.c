@@ -292,8 +292,28 @@ static gf_status check_output_files(const gf_workflow *wf, gf_diag *diag) {
   return GF_OK;
 }
 
+/* Who may touch what, on every backend alike: a GPU kernel cannot reach
+ * pageable host memory, so a workflow that relies on it is wrong everywhere. */
+static gf_status check_memory_rules(const gf_workflow *wf, gf_diag *diag) {
+  for (int t = 0; t < wf->ntasks; t++) {
+    const gf_task *task = &wf->tasks[t];
+    for (int a = 0; a < task->nargs; a++) {
+      const gf_arg *arg = &task->args[a];
+      if (arg->param->type != GF_PARAM_ARRAY || wf->fields[arg->ref.field].space != GF_SPACE_HOST)
+        continue;
+      return gf_diag_at(
+          diag, arg->loc, GF_INVALID,
+          "kernel argument '%s' of task '%s' is field '%s' in host (pageable) memory, "
+          "which kernels cannot access on a GPU; use device, managed, pinned or pool",
+          arg->param->name, task->name, wf->fields[arg->ref.field].name);
+    }
+  }
+  return GF_OK;
+}
+
 gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
   gf_status checked = check_output_files(wf, diag);
+  if (checked == GF_OK) checked = check_memory_rules(wf, diag);
   if (checked != GF_OK) return checked;
   gf_plan *plan = gf_xcalloc(1, sizeof *plan);
   plan->wf = wf;

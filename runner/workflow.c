@@ -751,7 +751,7 @@ static gf_status load_memory_staging(loader *ld, yaml_node_t *key, yaml_node_t *
                                      void *target) {
   (void)key, (void)target;
   int64_t staging = 0;
-  gf_status status = get_int(ld, value, "staging", 1, 64, &staging);
+  gf_status status = get_int(ld, value, "staging", 1, 65536, &staging);
   ld->wf->staging = (int)staging;
   return status;
 }

@@ -9,4 +9,19 @@ cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGFLOW_SANITIZE=ON -
 cmake --build build-test -j "$(nproc)" >/dev/null
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-cd build-test && ctest --output-on-failure -j 2
+(cd build-test && ctest --output-on-failure -j 2)
+
+# The GPU code cannot run here, but it must compile: for NVIDIA with nvcc
+# (through runner/gf_hip.h) and for AMD with hipcc. CI installs both.
+if [ "${CI:-}" = true ] && ! command -v hipcc >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hipcc libamdhip64-dev >/dev/null
+fi
+checks=()
+[ -x "${NVCC:-/usr/local/cuda/bin/nvcc}" ] && checks+=(cuda)
+command -v hipcc >/dev/null && checks+=(hip)
+if [ "${CI:-}" = true ] && [ ${#checks[@]} -ne 2 ]; then
+  echo "test.sh: CI needs both nvcc and hipcc for the GPU compile check" >&2
+  exit 1
+fi
+for c in "${checks[@]}"; do scripts/gpu/compile-check.sh "$c"; done
+[ ${#checks[@]} -eq 2 ] || echo "test.sh: GPU compile check skipped for what is not installed (nvcc: /usr/local/cuda, hipcc: apt-get install hipcc libamdhip64-dev)"

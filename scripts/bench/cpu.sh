@@ -26,7 +26,7 @@ for size in 1024:200 4096:20; do
   loop=$(for _ in $(seq "$repeat"); do "$tmp/wave2d_omp" "$n" "$n" "$steps" | awk '{print $3}'; done | best)
   flow=$(for _ in $(seq "$repeat"); do
     "$gflow" run workflows/wave2d_compute.yaml --backend cpu --quiet --out "$tmp/c" \
-      --set "grid.shape=[$n,$n]" --set "loop.steps=$steps" 2>/dev/null
+      --set "grid.shape=[$n,$n]" --set "params.nt=$steps" 2>/dev/null
     json "$tmp/c/timings.json" gpts_per_s
   done | best)
   printf '%-10s %6s %14.4f %14.4f %8.3f\n' "${n}^2" "$steps" "$loop" "$flow" "$(echo "$flow / $loop" | bc -l)"

@@ -40,18 +40,29 @@ static inline gf_wave2d_coeffs gf_wave2d_coeffs_of(const gf_wave2d_args *a) {
   return c;
 }
 
+/* The seed's update of one cell from the values it reads: u0 = U0 and v = V
+ * at the cell, d0[k] = U1 at (i0 + k - 2, i1) and d1[k] = U1 at (i0, i1 + k - 2)
+ * (so d0[2] == d1[2] is U1 at the cell). Every launcher, CPU or GPU, computes
+ * through this function, so the float operations and their order are the
+ * same everywhere. */
+GF_HD float gf_wave2d_update(float u0, float v, const float d0[5], const float d1[5],
+                             gf_wave2d_coeffs c) {
+  const float coeffs[5] = {-0.083333336f, 1.3333334f, -2.5f, 1.3333334f, -0.083333336f};
+  float temp0 = 0.0f, temp1 = 0.0f;
+  for (int k = 0; k < 5; k++) {
+    temp0 += coeffs[k] * d0[k];
+    temp1 += coeffs[k] * d1[k];
+  }
+  return (2.0f * d1[2]) - u0 + ((c.dt2 * v * v) * (temp0 * c.inv_dx02 + temp1 * c.inv_dx12));
+}
+
 /* U2 at `offset` (= i0*N1 + i1), an interior cell at least 2 cells from every edge. */
 GF_HD float gf_wave2d_cell(const float *U0, const float *U1, const float *V, int64_t offset,
                            int64_t N1, gf_wave2d_coeffs c) {
-  const float coeffs[5] = {-0.083333336f, 1.3333334f, -2.5f, 1.3333334f, -0.083333336f};
-  float temp0 = 0.0f, temp1 = 0.0f;
-  float tempV = V[offset];
-  for (int64_t k = 0; k < 5; k++) {
-    temp0 += coeffs[k] * U1[offset + k * N1 - 2 * N1]; /* along dim 0, stride N1 */
-    temp1 += coeffs[k] * U1[offset + k - 2];           /* along dim 1, stride 1 */
-  }
-  return (2.0f * U1[offset]) - U0[offset] +
-         ((c.dt2 * tempV * tempV) * (temp0 * c.inv_dx02 + temp1 * c.inv_dx12));
+  const float *u = U1 + offset;
+  const float d0[5] = {u[-2 * N1], u[-N1], u[0], u[N1], u[2 * N1]};
+  const float d1[5] = {u[-2], u[-1], u[0], u[1], u[2]};
+  return gf_wave2d_update(U0[offset], V[offset], d0, d1, c);
 }
 
 #endif

@@ -63,7 +63,7 @@ static gf_status check_capacity(run *r) {
     if (wf->tasks[t].kind == GF_TASK_OUTPUT &&
         wf->fields[wf->tasks[t].from.field].bytes > staging_bytes)
       staging_bytes = wf->fields[wf->tasks[t].from.field].bytes;
-  for (int side = 0; side < 2; side++) {
+  for (int side = 1; side >= 0; side--) { /* the device first: it is the scarcer */
     size_t avail = r->b->ops->bytes_free(r->b, side ? GF_SPACE_DEVICE : GF_SPACE_HOST);
     if (avail == 0) continue; /* unknown */
     double need = 0;

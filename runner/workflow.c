@@ -61,6 +61,8 @@ typedef struct loader {
   yaml_node_t **task_nodes;  /* each task's mapping */
   yaml_node_t **after_nodes; /* each task's `after` value, resolved last */
   yaml_node_t *params_node;
+  int managed_prefetch;    /* memory.prefetch: default for managed fields */
+  int managed_read_mostly; /* memory.read_mostly: likewise */
 } loader;
 
 /* ---- names ---------------------------------------------------------------- */
@@ -756,9 +758,23 @@ static gf_status load_memory_staging(loader *ld, yaml_node_t *key, yaml_node_t *
   return status;
 }
 
+static gf_status load_memory_prefetch(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                      void *target) {
+  (void)key, (void)target;
+  return get_bool(ld, value, &ld->managed_prefetch);
+}
+
+static gf_status load_memory_read_mostly(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                         void *target) {
+  (void)key, (void)target;
+  return get_bool(ld, value, &ld->managed_read_mostly);
+}
+
 static const key_spec memory_keys[] = {
     {"default", 0, load_memory_default},
     {"staging", 0, load_memory_staging},
+    {"prefetch", 0, load_memory_prefetch},
+    {"read_mostly", 0, load_memory_read_mostly},
 };
 
 static gf_status load_memory(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
@@ -883,12 +899,16 @@ static gf_status load_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, v
     field->space = wf->default_space;
     field->init_kind = GF_INIT_CONST;
     field->init_hook = -1;
+    field->prefetch = field->read_mostly = -1; /* not given: memory.prefetch decides */
     field->loc = node_loc(ld, name_node);
     char *what = gf_xasprintf("field '%s'", name);
     status = walk_mapping(ld, node_at(ld, pairs[i].value), what, field_keys, COUNT_OF(field_keys),
                           field, NULL, NULL);
     free(what);
     if (status) return status;
+    int managed = field->space == GF_SPACE_MANAGED;
+    if (field->prefetch < 0) field->prefetch = managed && ld->managed_prefetch;
+    if (field->read_mostly < 0) field->read_mostly = managed && ld->managed_read_mostly;
     int64_t elems = 1, bytes;
     int overflow = 0;
     for (int d = 0; d < field->ndim; d++)
@@ -1768,6 +1788,26 @@ static char *emit_resolved(loader *ld) {
 
 /* ---- load ----------------------------------------------------------------------- */
 
+/* Output staging buffers when the file does not say: as many planes as fit in
+ * 256 MiB, at least 8 and no more than the outputs write, so a run of small
+ * planes never waits for the disk inside its loop while host memory stays
+ * bounded whatever the number of planes. */
+static int default_staging(const gf_workflow *wf) {
+  size_t plane = 0;
+  int64_t planes = 0;
+  for (int t = 0; t < wf->ntasks; t++) {
+    if (wf->tasks[t].kind != GF_TASK_OUTPUT) continue;
+    if (wf->fields[wf->tasks[t].from.field].bytes > plane)
+      plane = wf->fields[wf->tasks[t].from.field].bytes;
+    planes += wf->tasks[t].planes;
+  }
+  if (plane == 0) return 8;
+  int64_t fit = (int64_t)((size_t)256 << 20) / (int64_t)plane;
+  if (fit > planes) fit = planes;
+  if (fit > 65536) fit = 65536;
+  return fit < 8 ? 8 : (int)fit;
+}
+
 static gf_status load_document(loader *ld, const gf_override *overrides, int noverrides) {
   gf_workflow *wf = ld->wf;
   gf_status status = check_yaml_events(ld, ld->diag, wf->source, strlen(wf->source), 0);
@@ -1796,12 +1836,13 @@ static gf_status load_document(loader *ld, const gf_override *overrides, int nov
   }
 
   wf->default_space = GF_SPACE_DEVICE;
-  wf->staging = 8;
+  wf->staging = 0; /* not given: default_staging() */
   wf->schedule = GF_SCHED_AUTO;
   if ((status = walk_mapping(ld, yaml_document_get_root_node(&ld->doc), NULL, top_keys,
                              COUNT_OF(top_keys), NULL, NULL, NULL)) ||
       (status = load_lua(ld)))
     return status;
+  if (wf->staging == 0) wf->staging = default_staging(wf);
   ld->impl->resolved = emit_resolved(ld);
   if (!ld->impl->resolved)
     return gf_diag_error(ld->diag, GF_INTERNAL, "cannot emit the resolved workflow as YAML");

@@ -106,7 +106,7 @@ static void test_wave2d_model(void) {
   CHECK_INT(wf->params[2].loc.col, 8); /* inside the quotes */
 
   CHECK_INT(wf->default_space, GF_SPACE_DEVICE);
-  CHECK_INT(wf->staging, 8);
+  CHECK_INT(wf->staging, 640); /* 256 MiB of 256 KiB planes, capped at the 640 planes written */
   CHECK_INT(wf->schedule, GF_SCHED_EVENTS);
   CHECK_INT(wf->steps, 640);
 
@@ -159,7 +159,7 @@ static void test_wave2d_model(void) {
   CHECK_STR(step->name, "step");
   CHECK_INT(step->kind, GF_TASK_KERNEL);
   CHECK(step->kernel == &gf_kernel_wave2d_4o);
-  CHECK_INT(step->loc.line, 41);
+  CHECK_INT(step->loc.line, 42);
   CHECK_INT(step->loc.col, 7);
   CHECK_INT(step->stream.group, 0);
   CHECK(step->stream.index == NULL);

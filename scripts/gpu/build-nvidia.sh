@@ -59,6 +59,11 @@ echo "== wave2d_gflow_kernel"
   -c scripts/bench/wave2d_gflow_kernel.hip -o "$OUT/obj/wave2d_gflow_kernel.o"
 g++ -o "$OUT/bin/wave2d_gflow_kernel" "$OUT/obj/wave2d_gflow_kernel.o" "${LINK[@]}"
 
+echo "== reference tools (compare_raw, wave2d_seed)"
+for t in compare_raw wave2d_seed; do
+  gcc -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE "tests/reference/$t.c" -lm -o "$OUT/bin/$t"
+done
+
 if [[ $build_gflow == 1 && -f runner/main.c ]]; then
   echo "== gflow (CMake, GFLOW_GPU=CUDA, static dependencies)"
   # OpenMP_gomp_LIBRARY: FindOpenMP links the static libgomp instead of the .so.

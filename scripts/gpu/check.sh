@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# check.sh - the GPU test suite, run on a machine with a GPU (binaries from
+# scripts/gpu/build-nvidia.sh in .device/bin, or BIN=DIR):
+#   1. the GPU backend's ops-level test;
+#   2. every workflow in workflows/ under every schedule and memory strategy on
+#      the GPU: outputs bit-identical across GPU schedules and strategies, and
+#      within 1e-5 of the field maximum against the CPU backend;
+#   3. faults: out of memory, a device that does not exist.
+# Ends with `N passed, N failed`.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bin=${BIN:-.device/bin}
+gflow=$bin/gflow
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gflow-gpu-check.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+. tests/integration/lib.sh
+
+echo "== GPU backend, ops level"
+"$bin/test_backend_gpu" --require-gpu && pass || fail "test_backend_gpu"
+
+strategies=(device managed managed+prefetch pinned pool)
+sets_for() {
+  case $1 in
+    managed+prefetch) echo "--set memory.default=managed --set memory.prefetch=true" ;;
+    *) echo "--set memory.default=$1" ;;
+  esac
+}
+for wf in workflows/*.yaml; do
+  name=$(basename "$wf" .yaml)
+  echo "== $name"
+  cpu=$tmp/$name-cpu
+  expect_exit 0 "$name on the CPU backend" -- "$gflow" run "$wf" --backend cpu --quiet --out "$cpu"
+  outputs=$(cd "$cpu" && ls ./*.dat 2>/dev/null | sed 's|^\./||')
+  first=""
+  for strategy in "${strategies[@]}"; do
+    for schedule in sync streams events auto; do
+      dir=$tmp/$name-$strategy-$schedule
+      # shellcheck disable=SC2046
+      expect_exit 0 "$name $strategy $schedule" -- "$gflow" run "$wf" --backend gpu --quiet \
+        --out "$dir" --set schedule=$schedule $(sets_for "$strategy")
+      [ "$status" -eq 0 ] || continue
+      for f in $outputs; do
+        if [ -z "$first" ]; then
+          first=$dir
+          dims=$(sed -n 's/.*"shape": \[[0-9]*, \(.*\)\],/\1/p' "$cpu/$f.json" | tr -d ' ')
+          plane=$((${dims//,/*}))
+          "$bin/compare_raw" "$dir/$f" "$cpu/$f" "$plane" 1e-5 >"$tmp/cmp" && pass ||
+            fail "$name $strategy $schedule $f vs CPU: $(cat "$tmp/cmp")"
+          echo "   GPU vs CPU ($f): $(head -1 "$tmp/cmp")"
+        else
+          cmp -s "$first/$f" "$dir/$f" && pass || fail "$name $strategy $schedule $f differs from $(basename "$first")"
+        fi
+      done
+    done
+  done
+  echo "   $(echo "$outputs" | wc -w) output file(s) compared over ${#strategies[@]} strategies x 4 schedules"
+done
+
+echo "== faults"
+expect_exit 70 "out of device memory" -- "$gflow" run workflows/wave2d.yaml --backend gpu \
+  --set 'grid.shape=[300000,300000]' --out "$tmp/oom"
+expect_contains "$err" "field 'U' (" "out of memory names the field"
+expect_contains "$err" "of device memory) does not fit:" "out of memory says how much"
+echo "   $(echo "$err" | grep -m1 'does not fit')"
+[ ! -e "$tmp/oom/array_out.dat" ] && pass || fail "a failed run left array_out.dat"
+expect_exit 70 "a device that does not exist" -- "$gflow" run workflows/wave2d.yaml --backend gpu --device 99 --out "$tmp/nodev"
+echo "   $(echo "$err" | head -1)"
+finish

@@ -21,7 +21,8 @@ typedef struct run {
   gf_diag *diag;
   void ***inst; /* [field][ring instance] */
   gf_stream **streams;
-  gf_event **events; /* [stream * slots + slot] */
+  gf_event **events;      /* [stream * slots + slot] */
+  gf_event **user_events; /* the workflow's own (`events:`) */
   int nstreams, nslots;
   gf_writer *writer;
   task_exec *tasks;
@@ -335,6 +336,18 @@ static gf_status run_op(run *r, const gf_op *op, int64_t n) {
       if (b->ops->stream_synchronize(b, r->streams[op->other]) != GF_OK)
         st = device_failure(r, op, n, "stream synchronize");
       break;
+    case GF_OP_EVENT_RECORD:
+      if (b->ops->event_record(b, r->user_events[op->slot], r->streams[op->stream]) != GF_OK)
+        st = device_failure(r, op, n, "event record");
+      break;
+    case GF_OP_EVENT_WAIT:
+      if (b->ops->stream_wait_event(b, r->streams[op->stream], r->user_events[op->slot]) != GF_OK)
+        st = device_failure(r, op, n, "stream wait");
+      break;
+    case GF_OP_HOST_EVENT_WAIT:
+      if (b->ops->event_synchronize(b, r->user_events[op->slot]) != GF_OK)
+        st = device_failure(r, op, n, "event synchronize");
+      break;
   }
   r->backend_ns += now_ns() - t0;
   return st;
@@ -435,6 +448,10 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
   for (int e = 0; e < r.nstreams * r.nslots && st == GF_OK; e++)
     if (b->ops->event_create(b, &r.events[e]) != GF_OK)
       st = gf_diag_error(diag, GF_INTERNAL, "cannot create an event: %s", b->error);
+  r.user_events = gf_xcalloc((size_t)(wf->nevents ? wf->nevents : 1), sizeof *r.user_events);
+  for (int e = 0; e < wf->nevents && st == GF_OK; e++)
+    if (b->ops->event_create(b, &r.user_events[e]) != GF_OK)
+      st = gf_diag_error(diag, GF_INTERNAL, "cannot create an event: %s", b->error);
   for (int f = 0; f < wf->nfields && st == GF_OK; f++) st = init_field(&r, f, r.streams[0]);
   for (int f = 0; f < wf->nfields && st == GF_OK; f++) {
     const gf_field *field = &wf->fields[f];
@@ -484,6 +501,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
   gf_writer_destroy(r.writer);
   for (int e = 0; e < r.nstreams * r.nslots; e++)
     if (r.events[e]) b->ops->event_destroy(b, r.events[e]);
+  for (int e = 0; e < wf->nevents; e++)
+    if (r.user_events[e]) b->ops->event_destroy(b, r.user_events[e]);
+  free(r.user_events);
   for (int s = 0; s < r.nstreams; s++)
     if (r.streams[s]) b->ops->stream_destroy(b, r.streams[s]);
   free(r.events);

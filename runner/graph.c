@@ -45,6 +45,15 @@ typedef struct instance {
   int64_t seq;
 } instance;
 
+/* The last record of one of the workflow's own events (`events:`). */
+typedef struct user_event {
+  int64_t seq; /* of the task op it follows; 0: never recorded (waits are no-ops) */
+  int stream;
+  int task;
+  int64_t step;
+  int64_t *clock;
+} user_event;
+
 typedef struct task_plan {
   const gf_ref *refs[GF_MAX_TASK_REFS];
   gf_access access[GF_MAX_TASK_REFS];
@@ -71,6 +80,7 @@ struct gf_plan {
   int64_t *host_clock;
   int64_t *scratch_clock;
   buffer_state *buffers;
+  user_event *events; /* the workflow's own, honoured under streams and events */
   int auto_io_streams;
   int64_t auto_io_next;
 
@@ -362,6 +372,9 @@ gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
   }
   plan->host_clock = gf_xcalloc((size_t)S, sizeof(int64_t));
   plan->scratch_clock = gf_xcalloc((size_t)S, sizeof(int64_t));
+  plan->events = gf_xcalloc((size_t)(wf->nevents ? wf->nevents : 1), sizeof *plan->events);
+  for (int e = 0; e < wf->nevents; e++)
+    plan->events[e].clock = gf_xcalloc((size_t)S, sizeof(int64_t));
   plan->buffers = gf_xcalloc((size_t)plan->nbuffers, sizeof *plan->buffers);
   for (int b = 0; b < plan->nbuffers; b++)
     plan->buffers[b].readers = gf_xcalloc((size_t)S, sizeof(access));
@@ -386,6 +399,7 @@ void gf_plan_reset(gf_plan *plan) {
     }
   }
   memset(plan->host_clock, 0, (size_t)S * sizeof(int64_t));
+  for (int e = 0; e < plan->wf->nevents; e++) plan->events[e].seq = 0;
   for (int b = 0; b < plan->nbuffers; b++) {
     plan->buffers[b].writer = (access){.stream = -1, .seq = 0, .task = -1, .step = -1};
     memset(plan->buffers[b].readers, 0, (size_t)S * sizeof(access));
@@ -410,6 +424,9 @@ void gf_plan_free(gf_plan *plan) {
   if (plan->buffers)
     for (int b = 0; b < plan->nbuffers; b++) free(plan->buffers[b].readers);
   free(plan->buffers);
+  if (plan->events)
+    for (int e = 0; e < plan->wf->nevents; e++) free(plan->events[e].clock);
+  free(plan->events);
   if (plan->tasks)
     for (int t = 0; t < plan->wf->ntasks; t++) free(plan->tasks[t].history);
   free(plan->tasks);
@@ -554,6 +571,56 @@ static gf_status task_stream(gf_plan *plan, int t, int64_t n, int *out) {
   return GF_OK;
 }
 
+/* The flat index of the event a reference names at step n. */
+static gf_status event_index(gf_plan *plan, const gf_stream_ref *ref, int t, int64_t n, int *out) {
+  const gf_stream_group *group = &plan->wf->event_groups[ref->group];
+  int index = 0;
+  if (ref->index) {
+    gf_status st = GF_OK;
+    double v = gf_plan_eval(plan, ref->index, t, n, &st);
+    if (st != GF_OK) return st;
+    if (v < 0 || v >= group->count || v != (double)(int64_t)v)
+      return gf_diag_at(plan->diag, ref->loc, GF_INVALID,
+                        "event index %g is out of range for '%s' (0..%d) at step %" PRId64, v,
+                        group->name, group->count - 1, n);
+    index = (int)v;
+  }
+  *out = group->first + index;
+  return GF_OK;
+}
+
+/* `wait:` (the task's stream, or the host for a hook task) and `host_wait:`:
+ * each wait on a recorded event orders the task after what the event
+ * captured; an event never recorded is complete, as in HIP. */
+static gf_status explicit_waits(gf_plan *plan, int t, int64_t n, int s, int64_t *clock) {
+  const gf_task *task = &plan->wf->tasks[t];
+  int S = plan->nstreams;
+  for (int pass = 0; pass < 2; pass++) {
+    const gf_stream_ref *refs = pass ? task->wait : task->host_wait;
+    int count = pass ? task->nwait : task->nhost_wait;
+    for (int i = 0; i < count; i++) {
+      int e;
+      gf_status st = event_index(plan, &refs[i], t, n, &e);
+      if (st != GF_OK) return st;
+      const user_event *ev = &plan->events[e];
+      if (ev->seq == 0) continue;
+      int on_host = !pass || s < 0;
+      gf_op *op = push_op(plan, on_host ? GF_OP_HOST_EVENT_WAIT : GF_OP_EVENT_WAIT);
+      op->stream = on_host ? -1 : s;
+      op->slot = e;
+      clock_join(clock, ev->clock, S);
+      if (on_host) {
+        clock_join(plan->host_clock, ev->clock, S);
+        plan->n_host_waits++;
+      } else {
+        plan->n_stream_waits++;
+      }
+      push_edge(plan, (gf_edge){ev->task, ev->step, t, n, GF_EDGE_EVENT, -1, (int)op->kind});
+    }
+  }
+  return GF_OK;
+}
+
 static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   const gf_workflow *wf = plan->wf;
   const gf_task *task = &wf->tasks[t];
@@ -599,6 +666,9 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   } else {
     memcpy(clock, plan->host_clock, (size_t)S * sizeof(int64_t));
   }
+
+  int explicit_events = wf->schedule == GF_SCHED_STREAMS || wf->schedule == GF_SCHED_EVENTS;
+  if (explicit_events && (st = explicit_waits(plan, t, n, s, clock)) != GF_OK) return st;
 
   /* Explicit dependencies. */
   for (int d = 0; d < task->nafter; d++) {
@@ -670,6 +740,21 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
       ss->next_slot = (ss->next_slot + 1) % EVENT_SLOTS;
       slot->seq = seq;
       memcpy(slot->clock, clock, (size_t)S * sizeof(int64_t));
+      plan->n_records++;
+    }
+    if (explicit_events && task->record.group >= 0) {
+      int e;
+      if ((st = event_index(plan, &task->record, t, n, &e)) != GF_OK) return st;
+      gf_op *rec = push_op(plan, GF_OP_EVENT_RECORD);
+      rec->task = t;
+      rec->stream = s;
+      rec->slot = e;
+      user_event *ev = &plan->events[e];
+      ev->seq = seq;
+      ev->stream = s;
+      ev->task = t;
+      ev->step = n;
+      memcpy(ev->clock, clock, (size_t)S * sizeof(int64_t));
       plan->n_records++;
     }
     /* The sync schedule copies like hipMemcpy: the host waits for it. */
@@ -762,6 +847,16 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
   fprintf(out, "  steps     %" PRId64 ", schedule %s\n", wf->steps, gf_schedule_name(wf->schedule));
   fprintf(out, "  streams   %d:", plan->nstreams);
   for (int s = 0; s < plan->nstreams; s++) fprintf(out, " %s", plan->stream_names[s]);
+  if (wf->nevents) {
+    fprintf(out, "\n  events    %d:", wf->nevents);
+    for (int g = 0; g < wf->nevent_groups; g++) {
+      const gf_stream_group *eg = &wf->event_groups[g];
+      if (eg->count == 1)
+        fprintf(out, " %s", eg->name);
+      else
+        fprintf(out, " %s[0..%d]", eg->name, eg->count - 1);
+    }
+  }
   fprintf(out, "\n  params   ");
   for (int p = 0; p < wf->nparams; p++)
     fprintf(out, " %s=%.9g", wf->params[p].name, wf->params[p].value);
@@ -834,6 +929,15 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
             gf_schedule_name(wf->schedule));
         break;
       }
+  if (wf->schedule == GF_SCHED_SYNC || wf->schedule == GF_SCHED_AUTO)
+    for (int t = 0; t < wf->ntasks; t++)
+      if (wf->tasks[t].nwait || wf->tasks[t].nhost_wait || wf->tasks[t].record.group >= 0) {
+        fprintf(out,
+                "  note      schedule %s orders tasks itself; the tasks' `wait:`, `host_wait:` and "
+                "`record:` keys are not used\n",
+                gf_schedule_name(wf->schedule));
+        break;
+      }
   if (wf->schedule != GF_SCHED_SYNC)
     for (int t = 0; t < wf->ntasks; t++) {
       const gf_task *task = &wf->tasks[t];
@@ -860,6 +964,8 @@ static const char *edge_kind_name(gf_edge_kind kind) {
       return "writes after read";
     case GF_EDGE_WAW:
       return "writes after write";
+    case GF_EDGE_EVENT:
+      return "waits on event";
   }
   return "";
 }
@@ -874,6 +980,10 @@ static const char *mechanism_name(int mechanism) {
       return "host waits event";
     case GF_OP_HOST_WAIT_STREAM:
       return "host syncs stream";
+    case GF_OP_EVENT_WAIT:
+      return "stream waits";
+    case GF_OP_HOST_EVENT_WAIT:
+      return "host waits";
     default:
       return "";
   }

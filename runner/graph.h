@@ -33,6 +33,9 @@ typedef enum gf_op_kind {
   GF_OP_STREAM_WAIT,      /* `stream` waits for event slot `slot` of `other` */
   GF_OP_HOST_WAIT_EVENT,  /* the host waits for event slot `slot` of `other` */
   GF_OP_HOST_WAIT_STREAM, /* the host waits for all work issued to `other` */
+  GF_OP_EVENT_RECORD,     /* the workflow's event `slot` is recorded on `stream` */
+  GF_OP_EVENT_WAIT,       /* `stream` waits for the workflow's event `slot` */
+  GF_OP_HOST_EVENT_WAIT,  /* the host waits for the workflow's event `slot` */
 } gf_op_kind;
 
 typedef struct gf_op {
@@ -48,7 +51,13 @@ typedef struct gf_op {
 } gf_op;
 
 /* Why an operation waits: for `gflow dag`. */
-typedef enum gf_edge_kind { GF_EDGE_AFTER, GF_EDGE_RAW, GF_EDGE_WAR, GF_EDGE_WAW } gf_edge_kind;
+typedef enum gf_edge_kind {
+  GF_EDGE_AFTER, /* `after:` */
+  GF_EDGE_RAW,   /* reads what the other wrote */
+  GF_EDGE_WAR,   /* writes what the other read */
+  GF_EDGE_WAW,   /* writes what the other wrote */
+  GF_EDGE_EVENT, /* `wait:`/`host_wait:` on an event the other recorded */
+} gf_edge_kind;
 
 typedef struct gf_edge {
   int from_task;

@@ -931,31 +931,48 @@ static int find_field(const gf_workflow *wf, const char *name, size_t len) {
 
 /* ---- streams, schedule ---------------------------------------------------------- */
 
-static gf_status load_streams(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
-  (void)key, (void)target;
-  gf_workflow *wf = ld->wf;
+/* `name: count` pairs, for streams and events alike. */
+static gf_status load_groups(loader *ld, yaml_node_t *value, const char *what,
+                             gf_stream_group **groups, int *ngroups, int *total) {
   yaml_node_pair_t *pairs;
   int count;
-  gf_status status = mapping_pairs(ld, value, "streams", &pairs, &count);
+  gf_status status = mapping_pairs(ld, value, what, &pairs, &count);
   if (status) return status;
-  wf->groups = gf_xcalloc((size_t)count, sizeof *wf->groups);
-  wf->ngroups = count;
+  *groups = gf_xcalloc((size_t)count, sizeof **groups);
+  *ngroups = count;
+  char kind[32];
+  snprintf(kind, sizeof kind, "%.*s", (int)strlen(what) - 1, what); /* "streams" -> "stream" */
   for (int g = 0; g < count; g++) {
     yaml_node_t *name_node = node_at(ld, pairs[g].key), *count_node = node_at(ld, pairs[g].value);
     const char *name;
     int64_t n = 0;
-    if ((status = get_identifier(ld, name_node, "stream group", &name))) return status;
-    wf->groups[g].name = gf_xstrdup(name);
-    wf->groups[g].loc = node_loc(ld, name_node);
-    if ((status = get_int(ld, count_node, "stream count", 1, MAX_STREAMS, &n))) return status;
-    wf->groups[g].count = (int)n;
-    wf->groups[g].first = wf->nstreams;
-    if (wf->nstreams + n > MAX_STREAMS)
-      return fail(ld, count_node, "too many streams: %lld in all, at most %d",
-                  (long long)(wf->nstreams + n), MAX_STREAMS);
-    wf->nstreams += (int)n;
+    char label[48];
+    snprintf(label, sizeof label, "%s group", kind);
+    if ((status = get_identifier(ld, name_node, label, &name))) return status;
+    (*groups)[g].name = gf_xstrdup(name);
+    (*groups)[g].loc = node_loc(ld, name_node);
+    snprintf(label, sizeof label, "%s count", kind);
+    if ((status = get_int(ld, count_node, label, 1, MAX_STREAMS, &n))) return status;
+    (*groups)[g].count = (int)n;
+    (*groups)[g].first = *total;
+    if (*total + n > MAX_STREAMS)
+      return fail(ld, count_node, "too many %s: %lld in all, at most %d", what,
+                  (long long)(*total + n), MAX_STREAMS);
+    *total += (int)n;
   }
   return GF_OK;
+}
+
+static gf_status load_streams(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  return load_groups(ld, value, "streams", &wf->groups, &wf->ngroups, &wf->nstreams);
+}
+
+static gf_status load_events(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  return load_groups(ld, value, "events", &wf->event_groups, &wf->nevent_groups, &wf->nevents);
 }
 
 static gf_status load_schedule(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
@@ -1000,21 +1017,24 @@ static gf_status get_ref(loader *ld, yaml_node_t *node, gf_ref *ref) {
   return status;
 }
 
-static gf_status get_stream_ref(loader *ld, yaml_node_t *node, gf_stream_ref *ref) {
+/* `group` or `group[EXPR]` among `groups` (streams or events, `kind`). */
+static gf_status get_group_ref(loader *ld, yaml_node_t *node, const gf_stream_group *groups,
+                               int ngroups, const char *kind, gf_stream_ref *ref) {
   const gf_workflow *wf = ld->wf;
   const char *s = scalar(node);
   size_t name_len, expr_at, expr_len;
-  if (!s || !split_ref(s, &name_len, &expr_at, &expr_len))
-    return fail_type(ld, node, "a stream GROUP or GROUP[EXPR]");
+  char expected[64];
+  snprintf(expected, sizeof expected, "a %s GROUP or GROUP[EXPR]", kind);
+  if (!s || !split_ref(s, &name_len, &expr_at, &expr_len)) return fail_type(ld, node, expected);
   ref->loc = text_loc(ld, node, 0);
   int g = 0;
-  while (g < wf->ngroups && !name_is(s, name_len, wf->groups[g].name)) g++;
-  if (g == wf->ngroups) {
-    if (wf->ngroups == 0)
-      return fail_text(ld, node, 0, "unknown stream group '%.*s'; the workflow declares no streams",
-                       (int)name_len, s);
-    char *list = join_member_names(wf->groups, sizeof(gf_stream_group), wf->ngroups);
-    gf_status status = fail_text(ld, node, 0, "unknown stream group '%.*s'; known groups: %s",
+  while (g < ngroups && !name_is(s, name_len, groups[g].name)) g++;
+  if (g == ngroups) {
+    if (ngroups == 0)
+      return fail_text(ld, node, 0, "unknown %s group '%.*s'; the workflow declares no %ss", kind,
+                       (int)name_len, s, kind);
+    char *list = join_member_names(groups, sizeof(gf_stream_group), ngroups);
+    gf_status status = fail_text(ld, node, 0, "unknown %s group '%.*s'; known groups: %s", kind,
                                  (int)name_len, s, list);
     free(list);
     return status;
@@ -1027,9 +1047,32 @@ static gf_status get_stream_ref(loader *ld, yaml_node_t *node, gf_stream_ref *re
   if (status) return status;
   if (gf_expr_is_constant(ref->index)) {
     double i = eval_constant(ref->index);
-    if (i != floor(i) || i < 0 || i >= wf->groups[g].count)
-      return fail_text(ld, node, expr_at, "stream index %g is outside %s[0..%d]", i,
-                       wf->groups[g].name, wf->groups[g].count - 1);
+    if (i != floor(i) || i < 0 || i >= groups[g].count)
+      return fail_text(ld, node, expr_at, "%s index %g is outside %s[0..%d]", kind, i,
+                       groups[g].name, groups[g].count - 1);
+  }
+  (void)wf;
+  return GF_OK;
+}
+
+static gf_status get_stream_ref(loader *ld, yaml_node_t *node, gf_stream_ref *ref) {
+  return get_group_ref(ld, node, ld->wf->groups, ld->wf->ngroups, "stream", ref);
+}
+
+/* `wait:` and `host_wait:`: one event reference or a sequence of them. */
+static gf_status get_event_refs(loader *ld, yaml_node_t *node, gf_stream_ref **refs, int *count) {
+  const gf_workflow *wf = ld->wf;
+  int n = node->type == YAML_SEQUENCE_NODE
+              ? (int)(node->data.sequence.items.top - node->data.sequence.items.start)
+              : 1;
+  *refs = gf_xcalloc((size_t)n, sizeof **refs);
+  *count = n;
+  for (int i = 0; i < n; i++) {
+    yaml_node_t *item =
+        node->type == YAML_SEQUENCE_NODE ? node_at(ld, node->data.sequence.items.start[i]) : node;
+    gf_status status =
+        get_group_ref(ld, item, wf->event_groups, wf->nevent_groups, "event", &(*refs)[i]);
+    if (status) return status;
   }
   return GF_OK;
 }
@@ -1276,14 +1319,28 @@ static gf_status load_output_task(loader *ld, gf_task *task, yaml_node_t *node) 
   return compile_at(ld, values[3], plane, 0, NAMES_PARAMS | NAMES_GRID, 1, &task->plane);
 }
 
-enum { TK_NAME, TK_KERNEL, TK_COPY, TK_HOOK, TK_OUTPUT, TK_ARGS, TK_STREAM, TK_WHEN, TK_AFTER };
+enum {
+  TK_NAME,
+  TK_KERNEL,
+  TK_COPY,
+  TK_HOOK,
+  TK_OUTPUT,
+  TK_ARGS,
+  TK_STREAM,
+  TK_WHEN,
+  TK_AFTER,
+  TK_WAIT,
+  TK_HOST_WAIT,
+  TK_RECORD
+};
 
 static const key_spec task_keys[] = {
-    [TK_NAME] = {"name", 1, NULL},     [TK_KERNEL] = {"kernel", 0, NULL},
-    [TK_COPY] = {"copy", 0, NULL},     [TK_HOOK] = {"hook", 0, NULL},
-    [TK_OUTPUT] = {"output", 0, NULL}, [TK_ARGS] = {"args", 0, NULL},
-    [TK_STREAM] = {"stream", 0, NULL}, [TK_WHEN] = {"when", 0, NULL},
-    [TK_AFTER] = {"after", 0, NULL},
+    [TK_NAME] = {"name", 1, NULL},           [TK_KERNEL] = {"kernel", 0, NULL},
+    [TK_COPY] = {"copy", 0, NULL},           [TK_HOOK] = {"hook", 0, NULL},
+    [TK_OUTPUT] = {"output", 0, NULL},       [TK_ARGS] = {"args", 0, NULL},
+    [TK_STREAM] = {"stream", 0, NULL},       [TK_WHEN] = {"when", 0, NULL},
+    [TK_AFTER] = {"after", 0, NULL},         [TK_WAIT] = {"wait", 0, NULL},
+    [TK_HOST_WAIT] = {"host_wait", 0, NULL}, [TK_RECORD] = {"record", 0, NULL},
 };
 
 static gf_status load_task(loader *ld, int t, yaml_node_t *node) {
@@ -1360,6 +1417,15 @@ static gf_status load_task(loader *ld, int t, yaml_node_t *node) {
              compile_at(ld, values[TK_WHEN], when, 0, NAMES_PARAMS | NAMES_GRID, 1, &task->when)))
       return status;
   }
+  task->record.group = -1;
+  if (values[TK_WAIT] && (status = get_event_refs(ld, values[TK_WAIT], &task->wait, &task->nwait)))
+    return status;
+  if (values[TK_HOST_WAIT] &&
+      (status = get_event_refs(ld, values[TK_HOST_WAIT], &task->host_wait, &task->nhost_wait)))
+    return status;
+  if (values[TK_RECORD] && (status = get_group_ref(ld, values[TK_RECORD], wf->event_groups,
+                                                   wf->nevent_groups, "event", &task->record)))
+    return status;
   ld->after_nodes[t] = values[TK_AFTER];
   return GF_OK;
 }
@@ -1448,10 +1514,10 @@ static gf_status load_loop(loader *ld, yaml_node_t *key, yaml_node_t *value, voi
 
 /* In the order they load: each may use what the ones above it defined. */
 static const key_spec top_keys[] = {
-    {"gflow", 1, load_version}, {"name", 1, load_name},       {"grid", 1, load_grid},
-    {"hooks", 0, load_hooks},   {"params", 0, load_params},   {"memory", 0, load_memory},
-    {"fields", 1, load_fields}, {"streams", 0, load_streams}, {"schedule", 0, load_schedule},
-    {"loop", 1, load_loop},
+    {"gflow", 1, load_version},     {"name", 1, load_name},       {"grid", 1, load_grid},
+    {"hooks", 0, load_hooks},       {"params", 0, load_params},   {"memory", 0, load_memory},
+    {"fields", 1, load_fields},     {"streams", 0, load_streams}, {"events", 0, load_events},
+    {"schedule", 0, load_schedule}, {"loop", 1, load_loop},
 };
 
 /* ---- Lua -------------------------------------------------------------------- */
@@ -1941,12 +2007,19 @@ void gf_workflow_free(gf_workflow *wf) {
   free(wf->hooks);
   for (int i = 0; i < wf->ngroups; i++) free(wf->groups[i].name);
   free(wf->groups);
+  for (int i = 0; i < wf->nevent_groups; i++) free(wf->event_groups[i].name);
+  free(wf->event_groups);
   for (int t = 0; t < wf->ntasks; t++) {
     gf_task *task = &wf->tasks[t];
     free(task->name);
     gf_expr_free(task->when);
     gf_expr_free(task->stream.index);
     free(task->after);
+    for (int i = 0; i < task->nwait; i++) gf_expr_free(task->wait[i].index);
+    free(task->wait);
+    for (int i = 0; i < task->nhost_wait; i++) gf_expr_free(task->host_wait[i].index);
+    free(task->host_wait);
+    gf_expr_free(task->record.index);
     for (int i = 0; i < task->nargs; i++) {
       free_ref(&task->args[i].ref);
       gf_expr_free(task->args[i].value);

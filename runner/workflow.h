@@ -79,7 +79,8 @@ typedef struct gf_ref {
   gf_loc loc;
 } gf_ref;
 
-/* A stream reference, `compute` or `io[n % 5]`. */
+/* A stream or event reference, `compute`, `io[n % 5]`, `done[(n + 2) % 5]`:
+ * a group and the index of one of its members. */
 typedef struct gf_stream_ref {
   int group;
   gf_expr *index; /* NULL: stream 0 of the group */
@@ -117,6 +118,15 @@ typedef struct gf_task {
   gf_stream_ref stream; /* group -1: not given (sync and auto do not need one) */
   gf_dep *after;
   int nafter;
+
+  /* Explicit events (schedules streams and events): the task's stream waits
+   * for `wait` before it runs, the host waits for `host_wait` before issuing
+   * it, and `record` is recorded on its stream after it. group -1: none. */
+  gf_stream_ref *wait;
+  int nwait;
+  gf_stream_ref *host_wait;
+  int nhost_wait;
+  gf_stream_ref record;
 
   /* GF_TASK_KERNEL */
   const gf_kernel *kernel;
@@ -158,6 +168,10 @@ typedef struct gf_workflow {
   gf_stream_group *groups;
   int ngroups;
   int nstreams; /* all streams of all groups */
+
+  gf_stream_group *event_groups; /* `events: {done: 5}` declares done[0..4] */
+  int nevent_groups;
+  int nevents;
 
   gf_task *tasks;
   int ntasks;

@@ -217,6 +217,33 @@ static void test_auto_infers_dependencies(void) {
   gf_workflow_free(wf);
 }
 
+/* The seed's own events pattern (workflows/wave2d_seed_events.yaml): the
+ * compute stream waits on three events, the host on one, each task records
+ * one; the planner adds nothing of its own and finds no hazard. */
+static void test_explicit_events(void) {
+  gf_diag diag;
+  gf_workflow *wf;
+  gf_plan *plan;
+  CHECK_INT(load_plan("../workflows/wave2d_seed_events.yaml", NULL, 0, &diag, &wf, &plan), GF_OK);
+  CHECK(gf_plan_validate(plan, &diag, NULL) == GF_OK);
+  int nops;
+  const gf_op *ops = plan_to(plan, 10, &diag, &nops);
+  CHECK_INT(nops, 8);
+  if (nops == 8) {
+    gf_op_kind want[8] = {GF_OP_EVENT_WAIT, GF_OP_EVENT_WAIT,   GF_OP_EVENT_WAIT,
+                          GF_OP_TASK,       GF_OP_EVENT_RECORD, GF_OP_HOST_EVENT_WAIT,
+                          GF_OP_TASK,       GF_OP_EVENT_RECORD};
+    for (int i = 0; i < 8; i++) CHECK_INT(ops[i].kind, want[i]);
+    CHECK_INT(ops[0].slot, 2); /* ev[(10 + 2) % 5] */
+    CHECK_INT(ops[4].slot, 0); /* ev[10 % 5] */
+    CHECK_INT(ops[5].slot, 4); /* the host waits for ev[(10 - 1) % 5] */
+    CHECK_INT(ops[6].plane, 9);
+    CHECK_STR(gf_plan_stream_name(plan, ops[6].stream), "io[4]");
+  }
+  gf_plan_free(plan);
+  gf_workflow_free(wf);
+}
+
 /* A same-step `after:` on a task listed later reorders the step. */
 static void test_topological_order(void) {
   gf_diag diag;
@@ -282,6 +309,7 @@ int main(void) {
   RUN(test_streams_schedule);
   RUN(test_sync_schedule);
   RUN(test_auto_infers_dependencies);
+  RUN(test_explicit_events);
   RUN(test_topological_order);
   RUN(test_bad_plan_corpus);
   return check_summary();

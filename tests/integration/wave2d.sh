@@ -28,6 +28,12 @@ for schedule in streams events auto; do
   cmp -s "$tmp/sync/array_out.dat" "$tmp/$schedule/array_out.dat" && pass ||
     fail "$schedule output differs from sync"
 done
+# The seed's own events pattern, spelled out with explicit events.
+expect_exit 0 "run wave2d_seed_events" -- "$gflow" run "$repo/workflows/wave2d_seed_events.yaml" \
+  --backend cpu --out "$tmp/seed_events" --quiet
+cmp -s "$tmp/sync/array_out.dat" "$tmp/seed_events/array_out.dat" && pass ||
+  fail "wave2d_seed_events output differs from wave2d"
+rm -rf "$tmp/streams" "$tmp/events" "$tmp/auto" "$tmp/seed_events"
 
 # A different grid through --set: the source moves to the new centre and the
 # reference agrees.

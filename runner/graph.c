@@ -829,7 +829,8 @@ static const char *stream_ref_text(const gf_plan *plan, const gf_task *task, cha
 gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
   const gf_workflow *wf = plan->wf;
   gf_plan_reset(plan);
-  for (int64_t n = 0; n < wf->steps; n++) {
+  int64_t checked = wf->steps < GF_VALIDATE_MAX_STEPS ? wf->steps : GF_VALIDATE_MAX_STEPS;
+  for (int64_t n = 0; n < checked; n++) {
     const gf_op *ops = NULL;
     int nops;
     gf_status st = gf_plan_step(plan, n, diag, &ops, &nops);
@@ -845,6 +846,12 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
   for (int d = 0; d < wf->ndim; d++) fprintf(out, "%s%g", d ? " x " : "", wf->spacing[d]);
   fprintf(out, ", halo %d\n", wf->halo);
   fprintf(out, "  steps     %" PRId64 ", schedule %s\n", wf->steps, gf_schedule_name(wf->schedule));
+  if (checked < wf->steps)
+    fprintf(out,
+            "  note      planned and checked the first %" PRId64
+            " steps; `run` checks the rest "
+            "as it reaches them\n",
+            checked);
   fprintf(out, "  streams   %d:", plan->nstreams);
   for (int s = 0; s < plan->nstreams; s++) fprintf(out, " %s", plan->stream_names[s]);
   if (wf->nevents) {

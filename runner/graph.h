@@ -106,7 +106,12 @@ void gf_plan_collect_edges(gf_plan *plan, int on);
  * `task` and the step in any error. */
 double gf_plan_eval(gf_plan *plan, const gf_expr *expr, int task, int64_t n, gf_status *status);
 
-/* `gflow validate`: plan every step and print the summary to `out`. */
+/* Steps `validate` (and `run`, before it starts) plan ahead: beyond this the
+ * run itself checks each step as it plans it. */
+#define GF_VALIDATE_MAX_STEPS 10000000
+
+/* `gflow validate`: plan every step (up to GF_VALIDATE_MAX_STEPS) and print
+ * the summary to `out`. */
 gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out);
 
 /* `gflow dag`: plan up to step `step` (-1: the first step at which most tasks

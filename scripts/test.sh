@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# test.sh - builds gflow with AddressSanitizer and UndefinedBehaviorSanitizer
-# into build-test/ and runs the whole test suite (unit, bad-input corpus,
-# end-to-end wave2d under every schedule) with CTest.
+# test.sh - the whole test suite: gflow built with AddressSanitizer and
+# UndefinedBehaviorSanitizer into build-test/ and its CTest suite (unit tests,
+# bad-input corpora, end-to-end wave2d under every schedule, the CLI); then
+# valgrind memcheck on a plain build; then the GPU code's compile check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --deps-only
@@ -10,6 +11,17 @@ cmake --build build-test -j "$(nproc)" >/dev/null
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 (cd build-test && ctest --output-on-failure -j 2)
+
+# memcheck over a small run and every error path of the bad-input corpora,
+# on a build without sanitizers.
+command -v valgrind >/dev/null || { [ "${CI:-}" = true ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
+if command -v valgrind >/dev/null; then
+  cmake -S . -B build-valgrind -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGFLOW_GPU=OFF -DBUILD_TESTING=OFF >/dev/null
+  cmake --build build-valgrind -j "$(nproc)" >/dev/null
+  tests/integration/valgrind.sh build-valgrind/gflow "$PWD" "$(nproc)"
+else
+  echo "test.sh: valgrind not installed; memcheck skipped"
+fi
 
 # The GPU code cannot run here, but it must compile: for NVIDIA with nvcc
 # (through runner/gf_hip.h) and for AMD with hipcc. CI installs both.

@@ -14,7 +14,9 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 # memcheck over a small run and every error path of the bad-input corpora,
 # on a build without sanitizers.
-command -v valgrind >/dev/null || { [ "${CI:-}" = true ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
+if [ "${CI:-}" = true ] && ! command -v valgrind >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
+fi
 if command -v valgrind >/dev/null; then
   cmake -S . -B build-valgrind -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGFLOW_GPU=OFF -DBUILD_TESTING=OFF >/dev/null
   cmake --build build-valgrind -j "$(nproc)" >/dev/null

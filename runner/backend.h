@@ -107,4 +107,7 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
 
 const char *gf_space_name(gf_space space);
 
+/* Host memory available now (MemAvailable), 0 when unknown. */
+size_t gf_host_bytes_available(void);
+
 #endif

@@ -319,11 +319,6 @@ static gf_status cpu_event_synchronize(gf_backend *b, gf_event *e) {
 
 /* ---- memory ---------------------------------------------------------- */
 
-static const char *cpu_space_name(gf_space space) {
-  static const char *const names[GF_SPACE_COUNT] = {"device", "managed", "pinned", "host", "pool"};
-  return (unsigned)space < GF_SPACE_COUNT ? names[space] : "unknown";
-}
-
 static gf_status cpu_alloc(gf_backend *b, gf_space space, size_t bytes, void **out) {
   *out = NULL;
   if ((unsigned)space >= GF_SPACE_COUNT) return cpu_fail(b, "unknown memory space %d", (int)space);
@@ -336,7 +331,7 @@ static gf_status cpu_alloc(gf_backend *b, gf_space space, size_t bytes, void **o
   }
   if (!p)
     return cpu_fail(b, "cannot allocate %zu bytes of host memory for %s space", bytes,
-                    cpu_space_name(space));
+                    gf_space_name(space));
   *out = p;
   return GF_OK;
 }
@@ -350,14 +345,7 @@ static void cpu_free(gf_backend *b, gf_space space, void *ptr) {
 static size_t cpu_bytes_free(gf_backend *b, gf_space space) {
   (void)b;
   (void)space;
-  FILE *f = fopen("/proc/meminfo", "r");
-  if (!f) return 0;
-  char line[256];
-  unsigned long long kib = 0;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
-  fclose(f);
-  return (size_t)kib * 1024;
+  return gf_host_bytes_available();
 }
 
 /* ---- work ------------------------------------------------------------ */

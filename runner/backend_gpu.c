@@ -316,17 +316,6 @@ static void gpu_free(gf_backend *b, gf_space space, void *ptr) {
   if (err != hipSuccess) gpu_fail(b, api, err);
 }
 
-static size_t host_bytes_available(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
-  if (!f) return 0;
-  char line[256];
-  unsigned long long kib = 0;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
-  fclose(f);
-  return (size_t)kib * 1024;
-}
-
 static size_t gpu_bytes_free(gf_backend *b, gf_space space) {
   gpu_backend *g = gpu_of(b);
   size_t free_bytes = 0, total = 0;
@@ -347,7 +336,7 @@ static size_t gpu_bytes_free(gf_backend *b, gf_space space) {
     }
     case GF_SPACE_PINNED:
     case GF_SPACE_HOST:
-      return host_bytes_available();
+      return gf_host_bytes_available();
     case GF_SPACE_COUNT:
       break;
   }

@@ -469,17 +469,23 @@ static int is_ordered(const int64_t *clock, int stream_here, int stream, int64_t
   return clock[stream] >= seq;
 }
 
+/* The host waits for everything issued to `other` (hipStreamSynchronize). */
+static void host_sync_stream(gf_plan *plan, int64_t *clock, int other) {
+  int S = plan->nstreams;
+  gf_op *op = push_op(plan, GF_OP_HOST_WAIT_STREAM);
+  op->other = other;
+  clock_join(plan->host_clock, plan->streams[other].clock, S);
+  clock_join(clock, plan->streams[other].clock, S);
+  plan->n_host_waits++;
+}
+
 /* Makes the next task on `s` (or the host, s < 0) wait for op (other, seq), with
  * the schedule's mechanism, and folds what that wait guarantees into `clock`. */
 static void order_after(gf_plan *plan, int s, int64_t *clock, int other, int64_t seq) {
   int S = plan->nstreams;
   stream_state *os = &plan->streams[other];
   if (plan->wf->schedule == GF_SCHED_STREAMS || plan->wf->schedule == GF_SCHED_SYNC) {
-    gf_op *op = push_op(plan, GF_OP_HOST_WAIT_STREAM);
-    op->other = other;
-    clock_join(plan->host_clock, os->clock, S);
-    clock_join(clock, os->clock, S);
-    plan->n_host_waits++;
+    host_sync_stream(plan, clock, other);
     return;
   }
   /* events and auto: the oldest record on `other` that covers seq */
@@ -487,11 +493,7 @@ static void order_after(gf_plan *plan, int s, int64_t *clock, int other, int64_t
   for (int k = 0; k < EVENT_SLOTS; k++)
     if (os->slots[k].seq >= seq && (best < 0 || os->slots[k].seq < os->slots[best].seq)) best = k;
   if (best < 0) { /* no event follows it: wait for the whole stream */
-    gf_op *op = push_op(plan, GF_OP_HOST_WAIT_STREAM);
-    op->other = other;
-    clock_join(plan->host_clock, os->clock, S);
-    clock_join(clock, os->clock, S);
-    plan->n_host_waits++;
+    host_sync_stream(plan, clock, other);
     return;
   }
   gf_op *op = push_op(plan, s < 0 ? GF_OP_HOST_WAIT_EVENT : GF_OP_STREAM_WAIT);
@@ -759,12 +761,8 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
     }
     /* The sync schedule copies like hipMemcpy: the host waits for it. */
     if (wf->schedule == GF_SCHED_SYNC &&
-        (task->kind == GF_TASK_COPY || task->kind == GF_TASK_OUTPUT)) {
-      gf_op *wait = push_op(plan, GF_OP_HOST_WAIT_STREAM);
-      wait->other = s;
-      clock_join(plan->host_clock, ss->clock, S);
-      plan->n_host_waits++;
-    }
+        (task->kind == GF_TASK_COPY || task->kind == GF_TASK_OUTPUT))
+      host_sync_stream(plan, clock, s);
   }
 
   /* Remember the accesses and the instance. */

@@ -42,7 +42,7 @@ echo "== test_backend_gpu"
 "$NVCC" "${NVFLAGS[@]}" --fmad=false -DGFLOW_WITH_GPU -Irunner -Ikernels \
   -c kernels/wave2d.hip -o "$OUT/obj/wave2d_hip.o"
 objects=("$OUT/obj/wave2d_hip.o")
-for f in runner/backend_gpu.c runner/error.c kernels/wave2d.c tests/gpu/test_backend_gpu.c; do
+for f in runner/backend.c runner/backend_gpu.c runner/error.c kernels/wave2d.c tests/gpu/test_backend_gpu.c; do
   o="$OUT/obj/$(basename "$f" .c).o"
   gcc "${CFLAGS[@]}" -fopenmp -c "$f" -o "$o"
   objects+=("$o")

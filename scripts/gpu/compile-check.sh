@@ -17,7 +17,7 @@ NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 HIPCC=${HIPCC:-hipcc}
 CFLAGS=(-std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Irunner -Ikernels -Itests)
 BENCH=(wave2d_sync wave2d_async_streams wave2d_async_events copy_bw)
-GPU_C=(runner/backend_gpu.c runner/error.c kernels/wave2d.c tests/gpu/test_backend_gpu.c)
+GPU_C=(runner/backend.c runner/backend_gpu.c runner/error.c kernels/wave2d.c tests/gpu/test_backend_gpu.c)
 
 step() { printf '%-60s' "$1"; }
 ok() { echo ok; }

@@ -1,8 +1,10 @@
 /* error.h - status codes and the one way gflow reports a problem.
  *
  * Every function that can fail returns a gf_status. The values are the exit
- * codes the `gflow` command ends with (sysexits.h), generated from one table so
- * the enum, the names and the meanings cannot drift.
+ * codes the `gflow` command ends with (sysexits.h; 76 for a failed numerical
+ * check; 128 + the signal for a run stopped by SIGINT or SIGTERM, as a shell
+ * reports it), generated from one table so the enum, the names and the
+ * meanings cannot drift.
  *
  * A message about the workflow goes through gf_diag_at(), which prints
  *   gflow: FILE:LINE:COL: message
@@ -24,7 +26,10 @@
   X(NOINPUT, 66, "input file missing or unreadable") \
   X(INTERNAL, 70, "internal or device failure")      \
   X(CANTCREATE, 73, "cannot create output")          \
-  X(IOERR, 74, "output write failed")
+  X(IOERR, 74, "output write failed")                \
+  X(DIVERGED, 76, "numerical check failed")          \
+  X(INTERRUPTED, 130, "interrupted by SIGINT")       \
+  X(TERMINATED, 143, "terminated by SIGTERM")
 
 typedef enum gf_status {
 #define GF_STATUS_ENUM(name, code, text) GF_##name = code,

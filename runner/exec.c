@@ -2,11 +2,19 @@
 #include "exec.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "output.h"
+
+/* The host may issue at most 2 x FENCE_STEPS steps ahead of the streams: at
+ * every FENCE_STEPS-th step it records a fence on every stream and waits for
+ * the fences of 2 x FENCE_STEPS steps back. Enough lead to keep a device
+ * busy; little enough that a stop (a signal, the check) drains in moments
+ * rather than after the hundreds of steps the stream queues would hold. */
+#define FENCE_STEPS 16
 
 typedef struct task_exec {
   unsigned char args[GF_MAX_KERNEL_ARGS_SIZE]; /* kernel arguments; constants filled once */
@@ -29,6 +37,10 @@ typedef struct run {
   int64_t *count;     /* instances run, per task */
   int64_t backend_ns; /* host time inside backend calls during the loop */
   int64_t task_ops;
+  gf_event **fences;       /* [2][stream]: the two newest fence sets */
+  int fence_sets_used;     /* how many of the two hold a recording */
+  void *check_buffer;      /* pinned host copy of one checked instance */
+  char check_message[512]; /* why the check stopped the run */
 } run;
 
 static int64_t now_ns(void) {
@@ -353,11 +365,122 @@ static gf_status run_op(run *r, const gf_op *op, int64_t n) {
   return st;
 }
 
+/* After step n: every FENCE_STEPS steps, waits until the streams have done
+ * the work of 2 x FENCE_STEPS steps back, then records new fences. */
+static gf_status fence_step(run *r, int64_t n) {
+  if ((n + 1) % FENCE_STEPS != 0) return GF_OK;
+  gf_backend *b = r->b;
+  int64_t t0 = now_ns();
+  int set = (int)(((n + 1) / FENCE_STEPS) % 2);
+  gf_event **fences = r->fences + (size_t)set * (size_t)r->nstreams;
+  gf_status st = GF_OK;
+  for (int s = 0; s < r->nstreams && st == GF_OK; s++) {
+    if (r->fence_sets_used == 2 && b->ops->event_synchronize(b, fences[s]) != GF_OK)
+      st = gf_diag_error(r->diag, GF_INTERNAL, "waiting for stream %s at step %" PRId64 ": %s",
+                         gf_plan_stream_name(r->plan, s), n, b->error);
+    else if (b->ops->event_record(b, fences[s], r->streams[s]) != GF_OK)
+      st = gf_diag_error(r->diag, GF_INTERNAL, "event record on stream %s at step %" PRId64 ": %s",
+                         gf_plan_stream_name(r->plan, s), n, b->error);
+  }
+  if (r->fence_sets_used < 2) r->fence_sets_used++;
+  r->backend_ns += now_ns() - t0;
+  return st;
+}
+
+/* ---- the numerical guard ----------------------------------------------------- */
+
+/* Index of the first value the check refuses, or -1. */
+static int64_t first_bad_value(const gf_field *field, const void *data, const gf_check *check,
+                               double *value) {
+  const double bound = check->max_abs;
+  const int finite = check->finite;
+  if (field->dtype == GF_F64) {
+    const double *x = data;
+    for (int64_t i = 0; i < field->elems; i++)
+      if ((finite && !isfinite(x[i])) || fabs(x[i]) > bound) {
+        *value = x[i];
+        return i;
+      }
+  } else {
+    const float *x = data;
+    for (int64_t i = 0; i < field->elems; i++)
+      if ((finite && !isfinite(x[i])) || fabsf(x[i]) > bound) {
+        *value = x[i];
+        return i;
+      }
+  }
+  return -1;
+}
+
+/* After step n: waits for the backend, copies every instance of every checked
+ * field to the host through the backend (the same path on every backend) and
+ * scans it. GF_DIVERGED, with the message in r->check_message, at the first
+ * value that is not finite or beyond max_abs. */
+static gf_status check_fields(run *r, int64_t n) {
+  const gf_workflow *wf = r->wf;
+  const gf_check *check = &wf->check;
+  gf_backend *b = r->b;
+  gf_stream *stream = r->streams[0]; /* idle once the backend has synchronised */
+  if (b->ops->synchronize(b) != GF_OK)
+    return gf_diag_error(r->diag, GF_INTERNAL, "check at step %" PRId64 ": %s", n, b->error);
+  for (int c = 0; c < check->nfields; c++) {
+    int f = check->fields[c];
+    const gf_field *field = &wf->fields[f];
+    for (int k = 0; k < field->ring; k++) {
+      if (b->ops->copy_async(b, stream, r->check_buffer, r->inst[f][k], field->bytes,
+                             (gf_tag){-1, n}) != GF_OK ||
+          b->ops->stream_synchronize(b, stream) != GF_OK)
+        return gf_diag_error(r->diag, GF_INTERNAL,
+                             "check at step %" PRId64 ": copying field '%s' instance %d: %s", n,
+                             field->name, k, b->error);
+      double value = 0;
+      int64_t at = first_bad_value(field, r->check_buffer, check, &value);
+      if (at < 0) continue;
+      char cell[96] = "";
+      int64_t index[GF_MAX_DIMS] = {0}, rest = at;
+      for (int d = field->ndim - 1; d >= 0; d--) {
+        index[d] = rest % field->shape[d];
+        rest /= field->shape[d];
+      }
+      for (int d = 0; d < field->ndim; d++)
+        snprintf(cell + strlen(cell), sizeof cell - strlen(cell), "%s%" PRId64, d ? ", " : "",
+                 index[d]);
+      int beyond = !(check->finite && !isfinite(value));
+      char shown[32]; /* a NaN's sign bit differs between CPUs and says nothing */
+      snprintf(shown, sizeof shown, "%g", isnan(value) ? NAN : value);
+      snprintf(r->check_message, sizeof r->check_message,
+               "check failed at step %" PRId64 ": field '%s' instance %d holds %s at cell [%s]%s",
+               n, field->name, k, shown, cell, beyond ? ", beyond max_abs" : "");
+      if (beyond) {
+        size_t len = strlen(r->check_message);
+        snprintf(r->check_message + len, sizeof r->check_message - len, " %g", check->max_abs);
+      }
+      return gf_diag_error(r->diag, GF_DIVERGED, "%s", r->check_message);
+    }
+  }
+  return GF_OK;
+}
+
+static gf_status allocate_check_buffer(run *r) {
+  const gf_check *check = &r->wf->check;
+  size_t bytes = 0;
+  for (int c = 0; c < check->nfields; c++)
+    if (r->wf->fields[check->fields[c]].bytes > bytes)
+      bytes = r->wf->fields[check->fields[c]].bytes;
+  if (!check->every || bytes == 0) return GF_OK;
+  if (r->b->ops->alloc(r->b, GF_SPACE_PINNED, bytes, &r->check_buffer) != GF_OK)
+    return gf_diag_at(r->diag, check->loc, GF_INTERNAL,
+                      "cannot allocate the check's host buffer (%zu bytes): %s", bytes,
+                      r->b->error);
+  return GF_OK;
+}
+
 /* ---- report ---------------------------------------------------------------- */
 
 /* wall_s: the time loop, until every kernel and copy has finished; flushed_s:
  * until the outputs are durable under their final names. */
-static gf_status report(run *r, double wall_s, double flushed_s, const gf_run_options *options) {
+static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed_s,
+                        const gf_run_options *options) {
   const gf_workflow *wf = r->wf;
   gf_backend *b = r->b;
   double points = 0, bytes = 0;
@@ -384,14 +507,18 @@ static gf_status report(run *r, double wall_s, double flushed_s, const gf_run_op
   gf_json_string(&j, &len, &cap, b->description);
   gf_buf_printf(&j, &len, &cap,
                 ",\n  \"schedule\": \"%s\",\n  \"steps\": %" PRId64
+                ",\n  \"complete\": %s"
                 ",\n  \"total_s\": %.9f,\n  \"flushed_s\": %.9f,\n"
                 "  \"gpts_per_s\": %.6f,\n  \"effective_gb_per_s\": %.6f,\n"
                 "  \"runner_overhead_us_per_task\": %.4f,\n  \"tasks\": [",
-                gf_schedule_name(wf->schedule), wf->steps, wall_s, flushed_s, points / wall_s / 1e9,
+                gf_schedule_name(wf->schedule), steps_run,
+                steps_run == wf->steps ? "true" : "false", wall_s, flushed_s, points / wall_s / 1e9,
                 bytes / wall_s / 1e9, overhead_us);
   if (!options->quiet) {
-    fprintf(stderr, "gflow: %s: %" PRId64 " steps in %.3f ms on the %s backend (schedule %s)\n",
-            wf->name, wf->steps, wall_s * 1e3, b->name, gf_schedule_name(wf->schedule));
+    char of[48] = "";
+    if (steps_run != wf->steps) snprintf(of, sizeof of, " of %" PRId64, wf->steps);
+    fprintf(stderr, "gflow: %s: %" PRId64 "%s steps in %.3f ms on the %s backend (schedule %s)\n",
+            wf->name, steps_run, of, wall_s * 1e3, b->name, gf_schedule_name(wf->schedule));
     fprintf(stderr, "  %-14s %-7s %9s %12s %10s\n", "task", "kind", "count", "busy ms", "mean us");
   }
   for (int i = 0; i < wf->ntasks; i++) {
@@ -448,6 +575,10 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
   for (int e = 0; e < r.nstreams * r.nslots && st == GF_OK; e++)
     if (b->ops->event_create(b, &r.events[e]) != GF_OK)
       st = gf_diag_error(diag, GF_INTERNAL, "cannot create an event: %s", b->error);
+  r.fences = gf_xcalloc((size_t)(2 * r.nstreams) + 1, sizeof *r.fences);
+  for (int e = 0; e < 2 * r.nstreams && st == GF_OK; e++)
+    if (b->ops->event_create(b, &r.fences[e]) != GF_OK)
+      st = gf_diag_error(diag, GF_INTERNAL, "cannot create an event: %s", b->error);
   r.user_events = gf_xcalloc((size_t)(wf->nevents ? wf->nevents : 1), sizeof *r.user_events);
   for (int e = 0; e < wf->nevents && st == GF_OK; e++)
     if (b->ops->event_create(b, &r.user_events[e]) != GF_OK)
@@ -463,40 +594,76 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
                         field->name, b->error);
   }
   if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, diag, &r.writer);
+  if (st == GF_OK) st = allocate_check_buffer(&r);
   if (st == GF_OK) prepare_tasks(&r);
 
   double wall_s = 0, flushed_s = 0;
-  int64_t t0 = now_ns();
+  int64_t t0 = now_ns(), steps_run = 0;
+  int stop_signal = 0; /* the signal that stopped the loop */
   if (st == GF_OK) {
     gf_plan_reset(plan);
     t0 = now_ns();
     for (int64_t n = 0; n < wf->steps && st == GF_OK; n++) {
+      if (options->stop && *options->stop) { /* a step boundary: stop here */
+        stop_signal = (int)*options->stop;
+        break;
+      }
       const gf_op *ops;
       int nops;
       st = gf_plan_step(plan, n, diag, &ops, &nops);
       for (int i = 0; i < nops && st == GF_OK; i++) st = run_op(&r, &ops[i], n);
+      if (st == GF_OK) steps_run = n + 1;
+      if (st == GF_OK) st = fence_step(&r, n);
+      if (st == GF_OK && wf->check.every && (n + 1) % wf->check.every == 0)
+        st = check_fields(&r, n);
     }
-    int64_t sync_start = now_ns();
-    if (st == GF_OK && b->ops->synchronize(b) != GF_OK)
-      st = gf_diag_error(diag, GF_INTERNAL, "finishing the time loop: %s", b->error);
-    r.backend_ns += now_ns() - sync_start;
-    wall_s = (double)(now_ns() - t0) / 1e9;
-  } else {
-    /* nothing ran */
   }
-  if (st != GF_OK && st != GF_IOERR)
+  /* A stopped run keeps its files; a failed one does not. */
+  int keep = st == GF_OK || st == GF_DIVERGED;
+  int64_t sync_start = now_ns();
+  if (keep && b->ops->synchronize(b) != GF_OK)
+    st = gf_diag_error(diag, GF_INTERNAL, "finishing the time loop: %s", b->error);
+  else if (!keep)
     b->ops->synchronize(b); /* let queued work drain before freeing */
+  keep = st == GF_OK || st == GF_DIVERGED;
+  r.backend_ns += now_ns() - sync_start;
+  wall_s = (double)(now_ns() - t0) / 1e9;
 
+  const char *signal_name = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
   if (r.writer) {
     gf_run_info info = {.backend = b->name,
                         .device = b->description,
-                        .resolved_yaml = st == GF_OK ? gf_workflow_resolved_yaml(wf) : NULL};
-    gf_status fin = gf_writer_finish(r.writer, st == GF_OK, &info);
+                        .resolved_yaml = keep ? gf_workflow_resolved_yaml(wf) : NULL,
+                        .end = stop_signal         ? GF_END_INTERRUPTED
+                               : st == GF_DIVERGED ? GF_END_CHECK
+                                                   : GF_END_COMPLETE,
+                        .steps_run = steps_run,
+                        .stopped_by = stop_signal ? signal_name : r.check_message};
+    gf_status fin = gf_writer_finish(r.writer, keep, &info);
     free(info.resolved_yaml);
-    if (st == GF_OK) st = fin;
+    if (keep && fin != GF_OK) st = fin; /* outputs that cannot be written say so first */
   }
   flushed_s = (double)(now_ns() - t0) / 1e9;
-  if (st == GF_OK) st = report(&r, wall_s, flushed_s, options);
+  if (st == GF_OK || st == GF_DIVERGED) {
+    gf_status rep = report(&r, steps_run, wall_s, flushed_s, options);
+    if (rep != GF_OK) st = rep;
+  }
+  if (r.writer && (st == GF_DIVERGED || (st == GF_OK && stop_signal))) {
+    char *summary = gf_writer_summary(r.writer);
+    char holds[96] = "outputs hold no steps";
+    if (steps_run > 0)
+      snprintf(holds, sizeof holds, "outputs hold steps 0 to %" PRId64 "%s", steps_run - 1,
+               summary[0] ? ": " : "");
+    if (steps_run == 0) summary[0] = '\0';
+    if (stop_signal)
+      st = gf_diag_error(diag, stop_signal == SIGINT ? GF_INTERRUPTED : GF_TERMINATED,
+                         "interrupted by %s at step %" PRId64 "; %s%s", signal_name, steps_run,
+                         holds, summary);
+    else
+      gf_diag_error(diag, GF_DIVERGED, "stopped by the check after step %" PRId64 "; %s%s",
+                    steps_run - 1, holds, summary);
+    free(summary);
+  }
 
   gf_writer_destroy(r.writer);
   for (int e = 0; e < r.nstreams * r.nslots; e++)
@@ -504,10 +671,14 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
   for (int e = 0; e < wf->nevents; e++)
     if (r.user_events[e]) b->ops->event_destroy(b, r.user_events[e]);
   free(r.user_events);
+  for (int e = 0; e < 2 * r.nstreams; e++)
+    if (r.fences[e]) b->ops->event_destroy(b, r.fences[e]);
+  free(r.fences);
   for (int s = 0; s < r.nstreams; s++)
     if (r.streams[s]) b->ops->stream_destroy(b, r.streams[s]);
   free(r.events);
   free(r.streams);
+  if (r.check_buffer) b->ops->free(b, GF_SPACE_PINNED, r.check_buffer);
   free_fields(&r);
   free(r.tasks);
   free(r.count);

@@ -3,6 +3,7 @@
 #ifndef GF_EXEC_H
 #define GF_EXEC_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -14,11 +15,21 @@
 typedef struct gf_run_options {
   const char *out_dir;
   int quiet; /* 1: no timing report on stderr */
+  /* Set to a signal number (SIGINT, SIGTERM) by the caller's handler; the
+   * loop reads it at each step boundary. NULL: never stop early. */
+  const volatile sig_atomic_t *stop;
 } gf_run_options;
 
 /* Runs the whole workflow. Writes outputs, NAME.json sidecars and timings.json
  * into options->out_dir; prints the timing report on stderr. A failure names
- * the task, stream and step and leaves no output under a final name. */
+ * the task, stream and step and leaves no output under a final name.
+ *
+ * Stopping early keeps what is done: when *options->stop is set, or when the
+ * workflow's `check:` finds a bad value, the loop issues no further step,
+ * drains the queued work, and writes the outputs under their final names
+ * with `"complete": false` in their sidecars; the result is GF_INTERRUPTED
+ * (SIGINT), GF_TERMINATED (SIGTERM) or GF_DIVERGED (the check), unless the
+ * outputs themselves cannot be written (GF_IOERR). */
 gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *backend,
                       const gf_run_options *options, gf_diag *diag);
 

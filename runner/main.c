@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +41,17 @@ static const char usage_run[] =
     "  --plugin FILE       load a kernel plugin (repeatable)\n"
     "  --timing            GPU backend: measure every task's busy time with events\n"
     "                      (the CPU backend always does; on a GPU it adds two events per task)\n"
-    "  --quiet             no timing report\n";
+    "  --lua-memory N      bytes a Lua hook state may hold (same as --set limits.lua_memory=N)\n"
+    "  --lua-instructions N  instructions per hook call (--set limits.lua_instructions=N)\n"
+    "  --quiet             no timing report\n"
+    "\n"
+    "SIGINT or SIGTERM stops the run at the next step boundary: the outputs so far\n"
+    "are written, marked \"complete\": false, and gflow exits 130 or 143. A second\n"
+    "signal ends it at once (nothing then appears under a final name).\n";
 
 static const char usage_validate[] =
     "usage: gflow validate FILE [--set KEY=VALUE]... [--plugin FILE]...\n"
+    "                      [--lua-memory N] [--lua-instructions N]\n"
     "\n"
     "Loads and checks the workflow, plans every step under its schedule (finding\n"
     "hazards, cycles and out-of-range indices) and prints a summary: tasks per\n"
@@ -105,19 +113,24 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
     OPT_PLUGIN,
     OPT_STEP,
     OPT_QUIET,
-    OPT_HELP
+    OPT_HELP,
+    OPT_LUA_MEMORY,
+    OPT_LUA_INSTRUCTIONS
   };
-  static const struct option options[] = {{"set", required_argument, NULL, OPT_SET},
-                                          {"backend", required_argument, NULL, OPT_BACKEND},
-                                          {"device", required_argument, NULL, OPT_DEVICE},
-                                          {"threads", required_argument, NULL, OPT_THREADS},
-                                          {"out", required_argument, NULL, OPT_OUT},
-                                          {"plugin", required_argument, NULL, OPT_PLUGIN},
-                                          {"step", required_argument, NULL, OPT_STEP},
-                                          {"quiet", no_argument, NULL, OPT_QUIET},
-                                          {"help", no_argument, NULL, OPT_HELP},
-                                          {"timing", no_argument, NULL, OPT_TIMING},
-                                          {NULL, 0, NULL, 0}};
+  static const struct option options[] = {
+      {"set", required_argument, NULL, OPT_SET},
+      {"backend", required_argument, NULL, OPT_BACKEND},
+      {"device", required_argument, NULL, OPT_DEVICE},
+      {"threads", required_argument, NULL, OPT_THREADS},
+      {"out", required_argument, NULL, OPT_OUT},
+      {"plugin", required_argument, NULL, OPT_PLUGIN},
+      {"step", required_argument, NULL, OPT_STEP},
+      {"quiet", no_argument, NULL, OPT_QUIET},
+      {"help", no_argument, NULL, OPT_HELP},
+      {"timing", no_argument, NULL, OPT_TIMING},
+      {"lua-memory", required_argument, NULL, OPT_LUA_MEMORY},
+      {"lua-instructions", required_argument, NULL, OPT_LUA_INSTRUCTIONS},
+      {NULL, 0, NULL, 0}};
   const char *cmd = c->command;
   int is_run = strcmp(cmd, "run") == 0, is_dag = strcmp(cmd, "dag") == 0;
   int takes_file = strcmp(cmd, "kernels") != 0;
@@ -139,6 +152,23 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
             gf_xrealloc(c->overrides, (size_t)(c->noverrides + 1) * sizeof *c->overrides);
         c->overrides[c->noverrides++] =
             (gf_override){gf_xstrndup(optarg, (size_t)(eq - optarg)), eq + 1};
+        break;
+      }
+      case OPT_LUA_MEMORY:
+      case OPT_LUA_INSTRUCTIONS: {
+        /* One path for a limit: the option becomes an override of the file's
+         * `limits:`, checked (range, message) where the file's would be. */
+        const char *name = opt == OPT_LUA_MEMORY ? "--lua-memory" : "--lua-instructions";
+        if (!takes_file) return usage_error(*usage, "'%s' loads no hooks", cmd);
+        if (!parse_int(optarg, &v) || v < 1) {
+          fprintf(stderr, "gflow: %s takes a positive integer, not '%s'\n%s", name, optarg, *usage);
+          return GF_USAGE;
+        }
+        c->overrides =
+            gf_xrealloc(c->overrides, (size_t)(c->noverrides + 1) * sizeof *c->overrides);
+        c->overrides[c->noverrides++] = (gf_override){
+            gf_xstrdup(opt == OPT_LUA_MEMORY ? "limits.lua_memory" : "limits.lua_instructions"),
+            optarg};
         break;
       }
       case OPT_PLUGIN:
@@ -268,6 +298,29 @@ static gf_status open_backend(const cli *c, gf_diag *diag, gf_backend **out) {
   return GF_OK;
 }
 
+/* The one piece of global state: a signal handler reaches nothing else. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) {
+  stop_signal = sig;
+}
+
+/* SIGINT and SIGTERM ask the time loop to stop at the next step boundary.
+ * SA_RESETHAND: a second signal ends gflow at once. A SIGINT the parent set
+ * to be ignored (a background job of a script) stays ignored, as in any
+ * well-behaved Unix program. */
+static void catch_stop_signals(void) {
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  struct sigaction old;
+  if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+    sigaction(SIGINT, &action, NULL);
+  sigaction(SIGTERM, &action, NULL);
+}
+
 static gf_status run_command(cli *c) {
   const char *usage = usage_main;
   gf_diag diag;
@@ -301,7 +354,9 @@ static gf_status run_command(cli *c) {
     if (st == GF_OK) {
       if (!c->out_dir) default_out = gf_xasprintf("out/%s", wf->name);
       gf_run_options options = {.out_dir = c->out_dir ? c->out_dir : default_out,
-                                .quiet = c->quiet};
+                                .quiet = c->quiet,
+                                .stop = &stop_signal};
+      catch_stop_signals();
       st = gf_exec_run(wf, plan, backend, &options, &diag);
     }
     free(default_out);
@@ -327,6 +382,9 @@ static void default_passive_openmp(char **argv) {
 
 int main(int argc, char **argv) {
   default_passive_openmp(argv);
+  /* Past a file size limit a write then fails with EFBIG, which gflow
+   * reports, instead of the signal ending the process without a word. */
+  signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) {
     fputs(usage_main, stderr);
     return GF_USAGE;

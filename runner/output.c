@@ -20,9 +20,14 @@ typedef struct out_file {
   int fd;
   size_t plane_bytes;
   int64_t planes;
-  uint8_t *written; /* per plane */
+  uint8_t *written; /* a bit per plane */
   int64_t nwritten;
+  int renamed; /* finish: 1 once the data, 2 once its sidecar too, has its final name */
 } out_file;
+
+static int plane_written(const out_file *f, int64_t plane) {
+  return (f->written[plane >> 3] >> (plane & 7)) & 1;
+}
 
 typedef struct job {
   int slot;
@@ -121,22 +126,39 @@ static char *join_path(const char *dir, const char *name) {
   return gf_xasprintf("%s/%s", dir, name);
 }
 
-gf_status gf_write_file_atomic(const char *dir, const char *name, const char *text, gf_diag *diag) {
-  char *final = join_path(dir, name);
-  char *temp = gf_xasprintf("%s/.%s.partial-%ld", dir, name, (long)getpid());
+/* Where DIR/NAME is written until it is complete. */
+static char *temp_path(const char *dir, const char *name) {
+  return gf_xasprintf("%s/.%s.partial-%ld", dir, name, (long)getpid());
+}
+
+/* strerror, and what EFBIG means here: the process may not grow files that
+ * far (gflow ignores SIGXFSZ so that it gets to say so). */
+static const char *io_error_text(int err) {
+  return err == EFBIG ? "File too large (the file size limit, ulimit -f, is reached)"
+                      : strerror(err);
+}
+
+/* Writes `text` to `temp`, durable; removes it again on failure. */
+static gf_status write_temp(const char *temp, const char *text, gf_diag *diag) {
   gf_status st = GF_OK;
   int fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    st = gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", temp, strerror(errno));
-  } else {
-    if (write_all(fd, text, strlen(text), 0) != 0 || fsync(fd) != 0)
-      st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, strerror(errno));
-    if (close(fd) != 0 && st == GF_OK)
-      st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, strerror(errno));
-    if (st == GF_OK && rename(temp, final) != 0)
-      st =
-          gf_diag_error(diag, GF_IOERR, "cannot rename %s to %s: %s", temp, final, strerror(errno));
-    if (st != GF_OK) unlink(temp);
+  if (fd < 0)
+    return gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", temp, strerror(errno));
+  if (write_all(fd, text, strlen(text), 0) != 0 || fsync(fd) != 0)
+    st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, io_error_text(errno));
+  if (close(fd) != 0 && st == GF_OK)
+    st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, io_error_text(errno));
+  if (st != GF_OK) unlink(temp);
+  return st;
+}
+
+gf_status gf_write_file_atomic(const char *dir, const char *name, const char *text, gf_diag *diag) {
+  char *final = join_path(dir, name);
+  char *temp = temp_path(dir, name);
+  gf_status st = write_temp(temp, text, diag);
+  if (st == GF_OK && rename(temp, final) != 0) {
+    st = gf_diag_error(diag, GF_IOERR, "cannot rename %s to %s: %s", temp, final, strerror(errno));
+    unlink(temp);
   }
   free(final);
   free(temp);
@@ -157,9 +179,13 @@ static gf_status make_dirs(const char *path, gf_diag *diag) {
     *s = '/';
   }
   gf_status st = GF_OK;
+  struct stat info;
   if (mkdir(p, 0755) != 0 && errno != EEXIST)
     st = gf_diag_error(diag, GF_CANTCREATE, "cannot create output folder %s: %s", p,
                        strerror(errno));
+  else if (stat(p, &info) != 0 || !S_ISDIR(info.st_mode))
+    st = gf_diag_error(diag, GF_CANTCREATE, "cannot create output folder %s: %s", p,
+                       strerror(ENOTDIR));
   free(p);
   return st;
 }
@@ -186,12 +212,12 @@ static void *writer_main(void *arg) {
     if (!failed && write_all(f->fd, w->buffers[j.slot], f->plane_bytes,
                              (off_t)(j.plane * (int64_t)f->plane_bytes)) != 0) {
       gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
-                    w->dir, f->name, strerror(errno));
+                    w->dir, f->name, io_error_text(errno));
       atomic_store(&w->failed, GF_IOERR);
       failed = 1;
     }
-    if (!failed && !f->written[j.plane]) {
-      f->written[j.plane] = 1;
+    if (!failed && !plane_written(f, j.plane)) {
+      f->written[j.plane >> 3] |= (uint8_t)(1u << (j.plane & 7));
       f->nwritten++;
     }
 
@@ -231,7 +257,7 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
     f->temp_name = gf_xasprintf(".%s.partial-%ld", task->file, (long)getpid());
     f->plane_bytes = wf->fields[task->from.field].bytes;
     f->planes = task->planes;
-    f->written = gf_xcalloc((size_t)task->planes, 1);
+    f->written = gf_xcalloc((size_t)(task->planes + 7) / 8, 1);
     w->file_of_task[t] = w->nfiles++;
     if (f->plane_bytes > w->slot_bytes) w->slot_bytes = f->plane_bytes;
 
@@ -242,13 +268,8 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
       free(path);
       return st;
     }
-    /* Full size up front: planes never written read as zeros, as in the seed. */
-    if (ftruncate(f->fd, (off_t)(f->plane_bytes * (size_t)f->planes)) != 0) {
-      st = gf_diag_error(diag, GF_IOERR, "cannot size %s to %" PRId64 " bytes: %s", path,
-                         (int64_t)(f->plane_bytes * (size_t)f->planes), strerror(errno));
-      free(path);
-      return st;
-    }
+    /* The file grows as planes arrive and gets its full size at the end, so
+     * a full disk (or a file size limit) shows up as the write that fails. */
     free(path);
   }
   if (w->nfiles == 0) return GF_OK;
@@ -314,12 +335,12 @@ static void append_ranges(char **buf, size_t *len, size_t *cap, const out_file *
   gf_buf_printf(buf, len, cap, "[");
   int first = 1;
   for (int64_t p = 0; p < f->planes;) {
-    if (!f->written[p]) {
+    if (!plane_written(f, p)) {
       p++;
       continue;
     }
     int64_t q = p;
-    while (q + 1 < f->planes && f->written[q + 1]) q++;
+    while (q + 1 < f->planes && plane_written(f, q + 1)) q++;
     gf_buf_printf(buf, len, cap, "%s[%" PRId64 ", %" PRId64 "]", first ? "" : ", ", p, q);
     first = 0;
     p = q + 1;
@@ -354,9 +375,21 @@ static char *sidecar_json(const gf_writer *w, const out_file *f, const gf_run_in
   gf_buf_printf(&b, &len, &cap,
                 "  \"planes_written\": %" PRId64 ",\n  \"valid_planes\": ", f->nwritten);
   append_ranges(&b, &len, &cap, f);
-  gf_buf_printf(&b, &len, &cap,
-                ",\n  \"complete\": true,\n  \"steps\": %" PRId64 ",\n  \"schedule\": \"%s\",\n",
-                wf->steps, gf_schedule_name(wf->schedule));
+  gf_buf_printf(&b, &len, &cap, ",\n  \"complete\": %s,\n  \"steps_run\": %" PRId64 ",\n",
+                info->end == GF_END_COMPLETE ? "true" : "false", info->steps_run);
+  if (info->end == GF_END_INTERRUPTED) {
+    gf_buf_printf(&b, &len, &cap, "  \"interrupted_at_step\": %" PRId64 ",\n  \"interrupted_by\": ",
+                  info->steps_run);
+    gf_json_string(&b, &len, &cap, info->stopped_by ? info->stopped_by : "");
+    gf_buf_printf(&b, &len, &cap, ",\n");
+  } else if (info->end == GF_END_CHECK) {
+    gf_buf_printf(&b, &len, &cap, "  \"stopped_at_step\": %" PRId64 ",\n  \"stopped_by_check\": ",
+                  info->steps_run - 1);
+    gf_json_string(&b, &len, &cap, info->stopped_by ? info->stopped_by : "");
+    gf_buf_printf(&b, &len, &cap, ",\n");
+  }
+  gf_buf_printf(&b, &len, &cap, "  \"steps\": %" PRId64 ",\n  \"schedule\": \"%s\",\n", wf->steps,
+                gf_schedule_name(wf->schedule));
   gf_buf_printf(&b, &len, &cap, "  \"backend\": ");
   gf_json_string(&b, &len, &cap, info->backend);
   gf_buf_printf(&b, &len, &cap, ",\n  \"device\": ");
@@ -370,48 +403,111 @@ static char *sidecar_json(const gf_writer *w, const out_file *f, const gf_run_in
   return b;
 }
 
+/* The data file before it may take its final name: still linked (not removed
+ * underneath), at its full size, durable, closed. */
+static gf_status settle_file(gf_writer *w, out_file *f) {
+  gf_status st = GF_OK;
+  struct stat info;
+  off_t size = (off_t)(f->plane_bytes * (size_t)f->planes);
+  if (fstat(f->fd, &info) != 0)
+    st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
+                       strerror(errno));
+  else if (info.st_nlink == 0)
+    st = gf_diag_error(w->diag, GF_IOERR,
+                       "cannot finish %s/%s: its temporary file %s was removed during the run",
+                       w->dir, f->name, f->temp_name);
+  else if (ftruncate(f->fd, size) != 0)
+    st = gf_diag_error(w->diag, GF_IOERR, "cannot size %s/%s to %lld bytes: %s", w->dir, f->name,
+                       (long long)size, io_error_text(errno));
+  else if (fsync(f->fd) != 0)
+    st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
+                       io_error_text(errno));
+  if (close(f->fd) != 0 && st == GF_OK)
+    st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
+                       io_error_text(errno));
+  f->fd = -1;
+  return st;
+}
+
+static gf_status rename_into_place(gf_writer *w, const char *from, const char *to) {
+  if (rename(from, to) == 0) return GF_OK;
+  return gf_diag_error(w->diag, GF_IOERR, "cannot rename %s to %s: %s", from, to, strerror(errno));
+}
+
 gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info) {
   stop_thread(w);
   gf_status st = gf_writer_status(w);
   if (st != GF_OK) ok = 0;
+  for (int i = 0; i < w->nfiles && ok; i++)
+    if ((st = settle_file(w, &w->files[i])) != GF_OK) ok = 0;
+  /* Sidecars are written whole before anything is renamed. */
+  char **sidecar_temp = gf_xcalloc((size_t)w->nfiles + 1, sizeof *sidecar_temp);
   for (int i = 0; i < w->nfiles && ok; i++) {
-    out_file *f = &w->files[i];
-    if (fsync(f->fd) != 0 || close(f->fd) != 0) {
-      st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
-                         strerror(errno));
-      f->fd = -1;
-      ok = 0;
-      break;
-    }
-    f->fd = -1;
-  }
-  for (int i = 0; i < w->nfiles && ok; i++) {
-    out_file *f = &w->files[i];
-    char *json = sidecar_json(w, f, info);
-    char *sidecar = gf_xasprintf("%s.json", f->name);
-    st = gf_write_file_atomic(w->dir, sidecar, json, w->diag);
+    char *json = sidecar_json(w, &w->files[i], info);
+    char *sidecar = gf_xasprintf("%s.json", w->files[i].name);
+    sidecar_temp[i] = temp_path(w->dir, sidecar);
+    if ((st = write_temp(sidecar_temp[i], json, w->diag)) != GF_OK) ok = 0;
     free(sidecar);
     free(json);
-    if (st != GF_OK) {
-      ok = 0;
-      break;
-    }
+  }
+  /* Each file, then its sidecar: a sidecar never describes a file not there. */
+  for (int i = 0; i < w->nfiles && ok; i++) {
+    out_file *f = &w->files[i];
     char *from = join_path(w->dir, f->temp_name), *to = join_path(w->dir, f->name);
-    if (rename(from, to) != 0) {
-      st =
-          gf_diag_error(w->diag, GF_IOERR, "cannot rename %s to %s: %s", from, to, strerror(errno));
-      ok = 0;
-    }
+    char *sidecar = gf_xasprintf("%s.json", to);
+    if ((st = rename_into_place(w, from, to)) == GF_OK) f->renamed = 1;
+    if (st == GF_OK && (st = rename_into_place(w, sidecar_temp[i], sidecar)) == GF_OK)
+      f->renamed = 2;
+    if (st != GF_OK) ok = 0;
     free(from);
     free(to);
+    free(sidecar);
   }
   if (!ok) /* nothing half-written keeps a name that looks complete */
     for (int i = 0; i < w->nfiles; i++) {
-      char *path = join_path(w->dir, w->files[i].temp_name);
+      out_file *f = &w->files[i];
+      char *path = join_path(w->dir, f->renamed ? f->name : f->temp_name);
       unlink(path);
       free(path);
+      if (f->renamed == 2) {
+        path = gf_xasprintf("%s/%s.json", w->dir, f->name);
+        unlink(path);
+        free(path);
+      }
+      if (sidecar_temp[i]) unlink(sidecar_temp[i]);
+      f->renamed = 0;
     }
+  for (int i = 0; i < w->nfiles; i++) free(sidecar_temp[i]);
+  free(sidecar_temp);
   return ok ? GF_OK : (st != GF_OK ? st : GF_INTERNAL);
+}
+
+char *gf_writer_summary(const gf_writer *w) {
+  char *b = NULL;
+  size_t len = 0, cap = 0;
+  gf_buf_printf(&b, &len, &cap, "%s", "");
+  for (int i = 0; i < w->nfiles; i++) {
+    const out_file *f = &w->files[i];
+    int64_t ranges = 0, first = -1, last = -1;
+    for (int64_t p = 0; p < f->planes; p++) {
+      if (!plane_written(f, p)) continue;
+      if (first < 0) first = p;
+      if (p == 0 || !plane_written(f, p - 1)) ranges++;
+      last = p;
+    }
+    gf_buf_printf(&b, &len, &cap, "%s%s ", i ? "; " : "", f->name);
+    if (ranges == 0) {
+      gf_buf_printf(&b, &len, &cap, "holds no planes");
+    } else if (ranges <= 3) {
+      gf_buf_printf(&b, &len, &cap, "planes ");
+      append_ranges(&b, &len, &cap, f);
+    } else { /* a message line, not a list: the sidecar has them all */
+      gf_buf_printf(&b, &len, &cap,
+                    "holds %" PRId64 " planes from %" PRId64 " to %" PRId64 " (%s.json lists them)",
+                    f->nwritten, first, last, f->name);
+    }
+  }
+  return b;
 }
 
 void gf_writer_destroy(gf_writer *w) {

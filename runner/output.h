@@ -9,8 +9,9 @@
  * frees the buffer. Host memory therefore does not grow with the planes.
  *
  * Files are written under a temporary name in the output folder and renamed
- * to their final names only when complete, each with a JSON sidecar
- * (NAME.json) that describes the layout and which planes hold data.
+ * to their final names only at the end, each with a JSON sidecar (NAME.json)
+ * that describes the layout, which planes hold data and whether the run
+ * completed.
  */
 #ifndef GF_OUTPUT_H
 #define GF_OUTPUT_H
@@ -40,17 +41,35 @@ void gf_writer_submit(gf_writer *w, int slot, int task, int64_t plane);
 /* GF_OK unless the writer thread has failed (it has reported why). */
 gf_status gf_writer_status(gf_writer *w);
 
+/* How the time loop ended, for the sidecars. */
+typedef enum gf_run_end {
+  GF_END_COMPLETE,    /* every step ran */
+  GF_END_INTERRUPTED, /* a signal stopped it at a step boundary */
+  GF_END_CHECK,       /* the numerical check stopped it */
+} gf_run_end;
+
 /* Metadata written into every sidecar. */
 typedef struct gf_run_info {
   const char *backend; /* "cpu", "gpu" */
   const char *device;  /* backend description */
   char *resolved_yaml; /* the effective workflow */
+  gf_run_end end;
+  int64_t steps_run;      /* steps 0 .. steps_run - 1 ran; the files hold their outputs */
+  const char *stopped_by; /* GF_END_INTERRUPTED: "SIGINT"; GF_END_CHECK: the check's message */
 } gf_run_info;
 
-/* Waits for every submitted plane, makes the files durable, writes sidecars
- * and renames everything to its final name. With `ok` == 0 (the run failed)
- * the temporary files are removed instead and nothing appears. */
+/* Waits for every submitted plane, checks that each temporary file is still
+ * there, gives it its full size (planes never written read as zeros), makes
+ * it durable, writes the sidecars and renames each file, then its sidecar,
+ * to their final names. A run that stopped early (info->end) still gets its
+ * files, marked `"complete": false`. With `ok` == 0 (the run failed), or when
+ * any of this fails, nothing keeps a final name: temporary files are removed
+ * and so are files this call already renamed. */
 gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info);
+
+/* After gf_writer_finish: what the files hold, one line for a message,
+ * e.g. "array_out.dat planes [[2, 56]]". Caller frees. */
+char *gf_writer_summary(const gf_writer *w);
 
 void gf_writer_destroy(gf_writer *w);
 

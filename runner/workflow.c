@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "registry.h"
@@ -23,8 +24,13 @@
 #define MAX_STREAMS 64
 #define MAX_RING 64
 #define MAX_STEPS 1e12
-#define MAX_FIELD_BYTES ((int64_t)1 << 62)
-#define MAX_YAML_DEPTH 64 /* libyaml's loader recurses once per level */
+#define MAX_PLANES 1000000000              /* the writer keeps a bit per plane */
+#define MAX_FIELD_BYTES ((int64_t)1 << 62) /* any byte count: an instance, a ring, a file */
+#define MIN_LUA_MEMORY ((int64_t)1 << 20)
+#define MAX_LUA_MEMORY ((int64_t)1 << 40)
+#define MIN_LUA_INSTRUCTIONS 1000
+#define MAX_LUA_INSTRUCTIONS 1000000000000000 /* 10^15 */
+#define MAX_YAML_DEPTH 64                     /* libyaml's loader recurses once per level */
 
 /* The public model plus what only the loader and free need. */
 typedef struct workflow_impl {
@@ -61,8 +67,10 @@ typedef struct loader {
   yaml_node_t **task_nodes;  /* each task's mapping */
   yaml_node_t **after_nodes; /* each task's `after` value, resolved last */
   yaml_node_t *params_node;
-  int managed_prefetch;    /* memory.prefetch: default for managed fields */
-  int managed_read_mostly; /* memory.read_mostly: likewise */
+  int managed_prefetch;      /* memory.prefetch: default for managed fields */
+  int managed_read_mostly;   /* memory.read_mostly: likewise */
+  yaml_node_t *staging_node; /* memory.staging, where a staging limit is reported */
+  int nodes;                 /* YAML nodes seen, the file's and the overrides' */
 } loader;
 
 /* ---- names ---------------------------------------------------------------- */
@@ -574,7 +582,14 @@ static gf_status load_grid_shape(loader *ld, yaml_node_t *key, yaml_node_t *valu
   gf_workflow *wf = ld->wf;
   gf_status status = get_shape(ld, value, 0, &wf->ndim, wf->shape);
   for (int d = 0; d < GF_MAX_DIMS; d++) ld->impl->shape_d[d] = (double)wf->shape[d];
-  return status;
+  if (status) return status;
+  int64_t cells = 1;
+  int overflow = 0;
+  for (int d = 0; d < wf->ndim; d++)
+    overflow |= __builtin_mul_overflow(cells, wf->shape[d], &cells);
+  if (overflow || cells > MAX_FIELD_BYTES)
+    return fail(ld, value, "the grid has more than 2^62 cells");
+  return GF_OK;
 }
 
 static gf_status load_grid_spacing(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
@@ -755,6 +770,7 @@ static gf_status load_memory_staging(loader *ld, yaml_node_t *key, yaml_node_t *
   int64_t staging = 0;
   gf_status status = get_int(ld, value, "staging", 1, 65536, &staging);
   ld->wf->staging = (int)staging;
+  ld->staging_node = value;
   return status;
 }
 
@@ -917,6 +933,12 @@ static gf_status load_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, v
     if (overflow || bytes > MAX_FIELD_BYTES)
       return fail(ld, name_node, "field '%s' is too large: more than 2^62 bytes per instance",
                   name);
+    int64_t ring_bytes;
+    if (__builtin_mul_overflow(bytes, (int64_t)field->ring, &ring_bytes) ||
+        ring_bytes > MAX_FIELD_BYTES)
+      return fail(ld, name_node,
+                  "field '%s' is too large: %d instances of %lld bytes are more than 2^62 bytes",
+                  name, field->ring, (long long)bytes);
     field->elems = elems;
     field->bytes = (size_t)bytes;
   }
@@ -1309,6 +1331,14 @@ static gf_status load_output_task(loader *ld, gf_task *task, yaml_node_t *node) 
     return status;
   if (task->planes < 1)
     return fail(ld, values[2], "planes must be >= 1, got %lld", (long long)task->planes);
+  if (task->planes > MAX_PLANES)
+    return fail(ld, values[2], "planes must be at most 10^9, got %lld", (long long)task->planes);
+  int64_t plane_bytes = (int64_t)ld->wf->fields[task->from.field].bytes, file_bytes;
+  if (__builtin_mul_overflow(task->planes, plane_bytes, &file_bytes) ||
+      file_bytes > MAX_FIELD_BYTES)
+    return fail(ld, values[2],
+                "output file '%s' is too large: %lld planes of %lld bytes are more than 2^62 bytes",
+                task->file, (long long)task->planes, (long long)plane_bytes);
   if (!values[3]) {
     gf_scope scope = {NULL, NULL, 1};
     return gf_expr_compile("n", &scope, ld->diag, task->loc, &task->plane);
@@ -1512,12 +1542,130 @@ static gf_status load_loop(loader *ld, yaml_node_t *key, yaml_node_t *value, voi
   return walk_mapping(ld, value, "loop", loop_keys, COUNT_OF(loop_keys), NULL, NULL, NULL);
 }
 
+/* ---- limits, check ----------------------------------------------------------- */
+
+/* An integer, or a constant expression such as 64 * 2^20, in [lo, hi]. */
+static gf_status get_count(loader *ld, const yaml_node_t *node, const char *what, int64_t lo,
+                           int64_t hi, int64_t *out) {
+  gf_status status = get_integer_value(ld, node, NAMES_PARAMS | NAMES_GRID, out);
+  if (status) return status;
+  if (*out < lo || *out > hi)
+    return fail(ld, node, "%s must be between %lld and %lld, got %lld", what, (long long)lo,
+                (long long)hi, (long long)*out);
+  return GF_OK;
+}
+
+static gf_status load_limits_lua_memory(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                        void *target) {
+  (void)key, (void)target;
+  int64_t bytes = 0;
+  gf_status status = get_count(ld, value, "lua_memory", MIN_LUA_MEMORY, MAX_LUA_MEMORY, &bytes);
+  ld->wf->lua_limits.memory_bytes = (size_t)bytes;
+  return status;
+}
+
+static gf_status load_limits_lua_instructions(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                              void *target) {
+  (void)key, (void)target;
+  int64_t count = 0;
+  gf_status status =
+      get_count(ld, value, "lua_instructions", MIN_LUA_INSTRUCTIONS, MAX_LUA_INSTRUCTIONS, &count);
+  ld->wf->lua_limits.instructions = (uint64_t)count;
+  return status;
+}
+
+static const key_spec limits_keys[] = {
+    {"lua_memory", 0, load_limits_lua_memory},
+    {"lua_instructions", 0, load_limits_lua_instructions},
+};
+
+static gf_status load_limits(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  return walk_mapping(ld, value, "limits", limits_keys, COUNT_OF(limits_keys), NULL, NULL, NULL);
+}
+
+static gf_status load_check_every(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  return get_count(ld, value, "every", 1, (int64_t)MAX_STEPS, &ld->wf->check.every);
+}
+
+static gf_status load_check_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  gf_workflow *wf = ld->wf;
+  gf_check *check = &wf->check;
+  if (value->type != YAML_SEQUENCE_NODE) return fail_type(ld, value, "a sequence of field names");
+  int count = (int)(value->data.sequence.items.top - value->data.sequence.items.start);
+  if (count == 0)
+    return fail(ld, value, "check.fields is empty; leave it out to check every field");
+  check->fields = gf_xcalloc((size_t)count, sizeof *check->fields);
+  for (int i = 0; i < count; i++) {
+    yaml_node_t *item = node_at(ld, value->data.sequence.items.start[i]);
+    const char *name = scalar(item);
+    if (!name) return fail_type(ld, item, "a field name");
+    int f = find_field(wf, name, strlen(name));
+    if (f < 0) {
+      char *list = join_member_names(wf->fields, sizeof(gf_field), wf->nfields);
+      gf_status status = fail(ld, item, "unknown field '%s' in check; fields: %s", name, list);
+      free(list);
+      return status;
+    }
+    for (int j = 0; j < check->nfields; j++)
+      if (check->fields[j] == f) return fail(ld, item, "field '%s' is listed twice in check", name);
+    check->fields[check->nfields++] = f;
+  }
+  return GF_OK;
+}
+
+static gf_status load_check_finite(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  return get_bool(ld, value, &ld->wf->check.finite);
+}
+
+static gf_status load_check_max_abs(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                    void *target) {
+  (void)key, (void)target;
+  double bound = 0;
+  gf_status status = get_number(ld, value, NAMES_PARAMS | NAMES_GRID, &bound);
+  if (status) return status;
+  if (!(bound > 0)) return fail(ld, value, "max_abs must be > 0, got %g", bound);
+  ld->wf->check.max_abs = bound;
+  return GF_OK;
+}
+
+static const key_spec check_keys[] = {
+    {"every", 0, load_check_every},
+    {"fields", 0, load_check_fields},
+    {"finite", 0, load_check_finite},
+    {"max_abs", 0, load_check_max_abs},
+};
+
+static gf_status load_check(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)target;
+  gf_workflow *wf = ld->wf;
+  gf_check *check = &wf->check;
+  check->every = 1; /* every step unless told: a blow-up is caught where it starts */
+  check->finite = 1;
+  check->max_abs = INFINITY;
+  check->loc = node_loc(ld, key);
+  gf_status status =
+      walk_mapping(ld, value, "check", check_keys, COUNT_OF(check_keys), NULL, NULL, NULL);
+  if (status) return status;
+  if (!check->finite && isinf(check->max_abs))
+    return fail(ld, key, "check has finite: false and no max_abs, so it would check nothing");
+  if (!check->fields) {
+    check->fields = gf_xcalloc((size_t)wf->nfields, sizeof *check->fields);
+    for (int f = 0; f < wf->nfields; f++) check->fields[check->nfields++] = f;
+  }
+  return GF_OK;
+}
+
 /* In the order they load: each may use what the ones above it defined. */
 static const key_spec top_keys[] = {
     {"gflow", 1, load_version},     {"name", 1, load_name},       {"grid", 1, load_grid},
     {"hooks", 0, load_hooks},       {"params", 0, load_params},   {"memory", 0, load_memory},
     {"fields", 1, load_fields},     {"streams", 0, load_streams}, {"events", 0, load_events},
-    {"schedule", 0, load_schedule}, {"loop", 1, load_loop},
+    {"schedule", 0, load_schedule}, {"loop", 1, load_loop},       {"limits", 0, load_limits},
+    {"check", 0, load_check},
 };
 
 /* ---- Lua -------------------------------------------------------------------- */
@@ -1525,8 +1673,11 @@ static const key_spec top_keys[] = {
 static gf_status load_lua(loader *ld) {
   gf_workflow *wf = ld->wf;
   gf_status status;
+  const gf_lua_limits *caller = ld->lua_limits;
+  if (caller && caller->memory_bytes) wf->lua_limits.memory_bytes = caller->memory_bytes;
+  if (caller && caller->instructions) wf->lua_limits.instructions = caller->instructions;
   if (wf->nhooks == 0) return GF_OK;
-  if ((status = gf_lua_open(&wf->lua, ld->lua_limits, ld->diag))) return status;
+  if ((status = gf_lua_open(&wf->lua, &wf->lua_limits, ld->diag))) return status;
   const char **names = gf_xcalloc((size_t)wf->nparams, sizeof *names);
   double *values = gf_xcalloc((size_t)wf->nparams, sizeof *values);
   for (int i = 0; i < wf->nparams; i++) {
@@ -1603,6 +1754,11 @@ static gf_status check_yaml_events(loader *ld, gf_diag *diag, const char *text, 
     yaml_mark_t mark = event.start_mark;
     const char *refused = NULL;
     const yaml_char_t *anchor = NULL;
+    /* The document API builds every node in memory: count them first. */
+    if ((event.type == YAML_SCALAR_EVENT || event.type == YAML_SEQUENCE_START_EVENT ||
+         event.type == YAML_MAPPING_START_EVENT) &&
+        ++ld->nodes > GF_MAX_YAML_NODES)
+      refused = "the workflow has more than 100000 YAML nodes";
     switch (event.type) {
       case YAML_ALIAS_EVENT:
         refused = "aliases are not supported";
@@ -1739,6 +1895,19 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
       if (parse_int_text(part, &i) && i >= 0 && i < count)
         next = node->data.sequence.items.start[i];
     }
+    if (!next && node->type == YAML_MAPPING_NODE) {
+      /* A mapping missing on the way is created (`--set check.every=5` on a
+       * file without `check:`); the schema then judges its key as any other. */
+      int key_id = yaml_document_add_scalar(&ld->doc, NULL, (yaml_char_t *)part, -1,
+                                            YAML_PLAIN_SCALAR_STYLE);
+      int map_id = key_id ? yaml_document_add_mapping(&ld->doc, NULL, YAML_BLOCK_MAPPING_STYLE) : 0;
+      if (map_id && yaml_document_append_mapping_pair(&ld->doc, parent, key_id, map_id)) {
+        yaml_mark_t mark = {0, 0, (size_t)start};
+        node_at(ld, key_id)->start_mark = node_at(ld, key_id)->end_mark = mark;
+        node_at(ld, map_id)->start_mark = node_at(ld, map_id)->end_mark = mark;
+        next = map_id;
+      }
+    }
     if (!next) {
       status = fail_override(ld, src, start, "no key '%s' in %s to set", part,
                              parent_path[0] ? parent_path : "the workflow");
@@ -1791,6 +1960,10 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
     } else {
       int key_id = yaml_document_add_scalar(&ld->doc, NULL, (yaml_char_t *)last, -1,
                                             YAML_PLAIN_SCALAR_STYLE);
+      if (!key_id) { /* libyaml refuses a key that is not UTF-8 */
+        free(parent_path);
+        return fail_override(ld, src, start, "the key '%s' is not valid UTF-8", last);
+      }
       node_at(ld, key_id)->start_mark.line = 0;
       node_at(ld, key_id)->start_mark.column = (size_t)start;
       yaml_document_append_mapping_pair(&ld->doc, parent, key_id, value_id);
@@ -1874,6 +2047,26 @@ static int default_staging(const gf_workflow *wf) {
   return fit < 8 ? 8 : (int)fit;
 }
 
+/* The staging buffers hold a plane of the largest output each. */
+static gf_status check_staging(loader *ld) {
+  const gf_workflow *wf = ld->wf;
+  int largest = -1;
+  int64_t plane = 0, total;
+  for (int t = 0; t < wf->ntasks; t++)
+    if (wf->tasks[t].kind == GF_TASK_OUTPUT &&
+        (int64_t)wf->fields[wf->tasks[t].from.field].bytes > plane) {
+      plane = (int64_t)wf->fields[wf->tasks[t].from.field].bytes;
+      largest = t;
+    }
+  if (largest < 0 ||
+      (!__builtin_mul_overflow(plane, (int64_t)wf->staging, &total) && total <= MAX_FIELD_BYTES))
+    return GF_OK;
+  return fail(ld, ld->staging_node ? ld->staging_node : ld->task_nodes[largest],
+              "the %d output staging buffers of %lld bytes each are more than 2^62 bytes; lower "
+              "memory.staging",
+              wf->staging, (long long)plane);
+}
+
 static gf_status load_document(loader *ld, const gf_override *overrides, int noverrides) {
   gf_workflow *wf = ld->wf;
   gf_status status = check_yaml_events(ld, ld->diag, wf->source, strlen(wf->source), 0);
@@ -1905,14 +2098,20 @@ static gf_status load_document(loader *ld, const gf_override *overrides, int nov
   wf->staging = 0; /* not given: default_staging() */
   wf->schedule = GF_SCHED_AUTO;
   if ((status = walk_mapping(ld, yaml_document_get_root_node(&ld->doc), NULL, top_keys,
-                             COUNT_OF(top_keys), NULL, NULL, NULL)) ||
-      (status = load_lua(ld)))
+                             COUNT_OF(top_keys), NULL, NULL, NULL)))
     return status;
   if (wf->staging == 0) wf->staging = default_staging(wf);
+  if ((status = check_staging(ld)) || (status = load_lua(ld))) return status;
   ld->impl->resolved = emit_resolved(ld);
   if (!ld->impl->resolved)
     return gf_diag_error(ld->diag, GF_INTERNAL, "cannot emit the resolved workflow as YAML");
   return GF_OK;
+}
+
+/* Refused before parsing: libyaml holds the whole document in memory. */
+static gf_status too_big(const char *path, size_t len, gf_diag *diag) {
+  return gf_diag_error(diag, GF_INVALID,
+                       "%s: workflow file is %zu bytes, more than the limit of 16 MiB", path, len);
 }
 
 gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
@@ -1920,6 +2119,7 @@ gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
                                 const gf_registry *registry, const gf_lua_limits *lua_limits,
                                 gf_diag *diag, gf_workflow **out) {
   *out = NULL;
+  if (len > GF_MAX_DOCUMENT_BYTES) return too_big(path, len, diag);
   workflow_impl *impl = gf_xcalloc(1, sizeof *impl);
   gf_workflow *wf = &impl->wf;
   wf->path = gf_xstrdup(path);
@@ -1964,17 +2164,31 @@ gf_status gf_workflow_load(const char *path, const gf_override *overrides, int n
   *out = NULL;
   FILE *file = fopen(path, "rb");
   if (!file) return gf_diag_error(diag, GF_NOINPUT, "cannot read %s: %s", path, strerror(errno));
+  struct stat info;
+  if (fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) &&
+      (uint64_t)info.st_size > GF_MAX_DOCUMENT_BYTES) {
+    fclose(file);
+    return too_big(path, (size_t)info.st_size, diag);
+  }
   strbuf sb = {0};
   sb_puts(&sb, "");
   char chunk[65536];
   size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, file)) > 0) sb_append(&sb, chunk, n);
+  /* A pipe has no size to ask for: read one byte past the limit at most. */
+  while (sb.len <= GF_MAX_DOCUMENT_BYTES && (n = fread(chunk, 1, sizeof chunk, file)) > 0)
+    sb_append(&sb, chunk, n);
   int failed = ferror(file);
   int saved_errno = errno;
   fclose(file);
   if (failed) {
     free(sb.data);
     return gf_diag_error(diag, GF_NOINPUT, "cannot read %s: %s", path, strerror(saved_errno));
+  }
+  if (sb.len > GF_MAX_DOCUMENT_BYTES) {
+    free(sb.data);
+    return gf_diag_error(diag, GF_INVALID,
+                         "%s: workflow file is more than 16777216 bytes, the limit of 16 MiB",
+                         path);
   }
   gf_status status = gf_workflow_load_text(path, sb.data, sb.len, overrides, noverrides, registry,
                                            lua_limits, diag, out);
@@ -2031,6 +2245,7 @@ void gf_workflow_free(gf_workflow *wf) {
     gf_expr_free(task->plane);
   }
   free(wf->tasks);
+  free(wf->check.fields);
   if (wf->lua) gf_lua_close(wf->lua);
   free(wf->path);
   free(wf->dir);

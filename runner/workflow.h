@@ -145,6 +145,19 @@ typedef struct gf_task {
   int64_t planes;
 } gf_task;
 
+/* `check:`, the numerical guard: after every `every`-th step the time loop
+ * waits for the backend, copies each instance of each checked field to the
+ * host and stops the run at the first value that is not finite (`finite`) or
+ * exceeds `max_abs` in magnitude. */
+typedef struct gf_check {
+  int64_t every; /* 0: no check block */
+  int *fields;   /* indices into fields; all of them unless `fields:` says */
+  int nfields;
+  int finite;     /* 1: NaN and Inf fail */
+  double max_abs; /* |x| > max_abs fails; INFINITY: no bound */
+  gf_loc loc;
+} gf_check;
+
 typedef struct gf_workflow {
   char *path;   /* as given on the command line */
   char *dir;    /* folder of path, for hook files */
@@ -181,6 +194,9 @@ typedef struct gf_workflow {
   gf_space default_space;
   int staging; /* output staging buffers */
 
+  gf_lua_limits lua_limits; /* `limits:` as applied (0: the hooks' default) */
+  gf_check check;           /* `check:`; check.every == 0 when absent */
+
   gf_lua *lua; /* owns the hooks' Lua state */
 } gf_workflow;
 
@@ -189,8 +205,15 @@ typedef struct gf_override {
   const char *value; /* YAML flow text: [512,512], events, 0.5 */
 } gf_override;
 
+/* Limits on what the loader accepts, before and while it parses. */
+#define GF_MAX_DOCUMENT_BYTES ((size_t)16 << 20) /* the file's size */
+#define GF_MAX_YAML_NODES 100000                 /* scalars, sequences and mappings */
+
 /* Loads, overrides, checks. On failure reports through `diag` and returns
- * GF_INVALID (bad content) or GF_NOINPUT (unreadable file). */
+ * GF_INVALID (bad content) or GF_NOINPUT (unreadable file). The non-zero
+ * members of `lua_limits` (may be NULL) win over the file's `limits:`, so a
+ * caller such as a fuzzer can cap what any file asks for; the gflow command
+ * passes NULL and turns --lua-memory / --lua-instructions into overrides. */
 gf_status gf_workflow_load(const char *path, const gf_override *overrides, int noverrides,
                            const gf_registry *registry, const gf_lua_limits *lua_limits,
                            gf_diag *diag, gf_workflow **out);

@@ -9,3 +9,7 @@ add_test(NAME wave2d_end_to_end
           $<TARGET_FILE:wave2d_seed> $<TARGET_FILE:compare_raw> ${PROJECT_SOURCE_DIR})
 add_test(NAME cli
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/cli.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+# Hostile inputs and faults: input limits, runaway hooks, a file size limit,
+# an output removed underneath, SIGINT/SIGTERM, the numerical check.
+add_test(NAME faults
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/faults.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})

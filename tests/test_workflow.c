@@ -312,8 +312,21 @@ static void test_override_errors(void) {
                         "shape, spacing, halo");
   expect_override_error("grid.shape", "[0,8]",
                         "--set grid.shape=[0,8]:1:13: a size must be >= 1, got 0");
-  expect_override_error("grid.foo.x", "1", "--set grid.foo.x=1:1:6: no key 'foo' in grid to set");
-  expect_override_error("nope.x", "1", "--set nope.x=1:1:1: no key 'nope' in the workflow to set");
+  /* A missing mapping on the path is created, then judged by the schema. */
+  expect_override_error("grid.foo.x", "1",
+                        "--set grid.foo.x=1:1:6: unknown key 'foo' in grid; expected one of: "
+                        "shape, spacing, halo");
+  expect_override_error("nope.x", "1",
+                        "--set nope.x=1:1:1: unknown key 'nope' at the top level; expected one of: "
+                        "gflow, name, grid, hooks, params, memory, fields, streams, events, "
+                        "schedule, loop, limits, check");
+  expect_override_error("name.x", "1", "--set name.x=1:1:6: no key 'x' in name to set");
+  expect_override_error(
+      "check.every", "0",
+      "--set check.every=0:1:13: every must be between 1 and 1000000000000, got 0");
+  expect_override_error("limits.lua_memory", "1000",
+                        "--set limits.lua_memory=1000:1:19: lua_memory must be between 1048576 and "
+                        "1099511627776, got 1000");
   expect_override_error("loop.tasks.7.stream", "io",
                         "--set loop.tasks.7.stream=io:1:12: no key '7' in loop.tasks to set");
   expect_override_error("schedule", "fast",
@@ -591,6 +604,150 @@ static void test_good_corpus(void) {
   free(files);
 }
 
+/* ---- limits and the check block ------------------------------------------- */
+
+static gf_status load_text(const char *text, size_t len, const gf_override *overrides,
+                           int noverrides, const gf_lua_limits *limits, gf_diag *diag,
+                           gf_workflow **wf) {
+  gf_registry *registry = builtin_registry();
+  gf_diag_init(diag, NULL, NULL);
+  diag->out = quiet();
+  gf_status status = gf_workflow_load_text("mem.yaml", text, len, overrides, noverrides, registry,
+                                           limits, diag, wf);
+  gf_registry_free(registry);
+  return status;
+}
+
+static void test_document_size(void) {
+  /* One byte over 16 MiB is refused before libyaml sees it. */
+  size_t len = GF_MAX_DOCUMENT_BYTES + 1;
+  char *text = malloc(len);
+  memset(text, ' ', len);
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  CHECK_INT(load_text(text, len, NULL, 0, NULL, &diag, &wf), GF_INVALID);
+  CHECK_STR(diag.last, "mem.yaml: workflow file is 16777217 bytes, more than the limit of 16 MiB");
+  CHECK(wf == NULL);
+  free(text);
+
+  /* The same through a file, checked by its size: nothing is read. */
+  FILE *f = fopen("/tmp/gflow_test_big.yaml", "w");
+  CHECK(f && fseek(f, (long)GF_MAX_DOCUMENT_BYTES, SEEK_SET) == 0 && fputc('\n', f) != EOF);
+  if (f) fclose(f);
+  CHECK_INT(load("/tmp/gflow_test_big.yaml", NULL, 0, &diag, &wf), GF_INVALID);
+  CHECK_STR(diag.last,
+            "/tmp/gflow_test_big.yaml: workflow file is 16777217 bytes, more than the limit of "
+            "16 MiB");
+  remove("/tmp/gflow_test_big.yaml");
+}
+
+static void test_node_count(void) {
+  /* root, gflow, 1, name, t, x, the sequence: 7 nodes before the items, so
+   * the 100001st node is item 99993, at column 5 + 2 * 99993 of line 3. */
+  const char *head = "gflow: 1\nname: t\nx: [";
+  size_t items = 100000, len = strlen(head) + 2 * items + 2;
+  char *text = malloc(len + 1);
+  strcpy(text, head);
+  char *p = text + strlen(head);
+  for (size_t i = 0; i < items; i++, p += 2) memcpy(p, i + 1 < items ? "0," : "0]", 2);
+  *p++ = '\n';
+  *p = '\0';
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  CHECK_INT(load_text(text, strlen(text), NULL, 0, NULL, &diag, &wf), GF_INVALID);
+  CHECK_STR(diag.last, "mem.yaml:3:199991: the workflow has more than 100000 YAML nodes");
+  CHECK_INT(diag.count, 1);
+  /* 99990 items keep the document under the limit: the schema speaks instead. */
+  strcpy(text + strlen(head) + 2 * 99989, "0]\n");
+  CHECK_INT(load_text(text, strlen(text), NULL, 0, NULL, &diag, &wf), GF_INVALID);
+  CHECK(strstr(diag.last, "unknown key 'x' at the top level") != NULL);
+  free(text);
+}
+
+static void test_too_many_tasks(void) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  fprintf(mem,
+          "gflow: 1\nname: t\ngrid: {shape: [8]}\nfields: {A: {}, B: {}}\nloop:\n  steps: 1\n"
+          "  tasks:\n");
+  for (int t = 0; t < 257; t++) fprintf(mem, "    - {name: c%d, copy: {from: A, to: B}}\n", t);
+  fclose(mem);
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  CHECK_INT(load_text(text, len, NULL, 0, NULL, &diag, &wf), GF_INVALID);
+  CHECK_STR(diag.last, "mem.yaml:8:5: too many tasks: 257, at most 256");
+  free(text);
+}
+
+static const char limits_yaml[] =
+    "gflow: 1\n"
+    "name: t\n"
+    "grid: {shape: [16, 16]}\n"
+    "params: {mib: 1048576}\n"
+    "fields: {U: {ring: 2}, V: {dtype: f64}}\n"
+    "loop:\n"
+    "  steps: 4\n"
+    "  tasks:\n"
+    "    - {name: c, copy: {from: \"U[n]\", to: \"U[n+1]\"}}\n"
+    "limits: {lua_memory: 8 * mib, lua_instructions: 1e6}\n"
+    "check: {every: 5, fields: [V], finite: false, max_abs: 2 * mib}\n";
+
+static void test_limits_and_check(void) {
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  CHECK_INT(load_text(limits_yaml, strlen(limits_yaml), NULL, 0, NULL, &diag, &wf), GF_OK);
+  if (!wf) {
+    fprintf(stderr, "  %s\n", diag.last);
+    return;
+  }
+  CHECK_INT(wf->lua_limits.memory_bytes, 8 << 20);
+  CHECK_INT(wf->lua_limits.instructions, 1000000);
+  CHECK_INT(wf->check.every, 5);
+  CHECK_INT(wf->check.nfields, 1);
+  CHECK_INT(wf->check.fields[0], 1);
+  CHECK_INT(wf->check.finite, 0);
+  CHECK(wf->check.max_abs == 2097152.0);
+  CHECK_INT(wf->check.loc.line, 11);
+  CHECK_INT(wf->check.loc.col, 1);
+  gf_workflow_free(wf);
+
+  /* The caller's limits win over the file's; overrides reach both blocks. */
+  gf_lua_limits cap = {.memory_bytes = 2 << 20, .instructions = 0};
+  gf_override sets[] = {{"check", "{}"}, {"limits.lua_instructions", "5000"}};
+  CHECK_INT(load_text(limits_yaml, strlen(limits_yaml), sets, 2, &cap, &diag, &wf), GF_OK);
+  if (wf) {
+    CHECK_INT(wf->lua_limits.memory_bytes, 2 << 20);
+    CHECK_INT(wf->lua_limits.instructions, 5000);
+    CHECK_INT(wf->check.every, 1); /* the defaults: every step, every field, finite */
+    CHECK_INT(wf->check.nfields, 2);
+    CHECK_INT(wf->check.finite, 1);
+    CHECK(isinf(wf->check.max_abs));
+    char *yaml = gf_workflow_resolved_yaml(wf);
+    CHECK(strstr(yaml, "lua_instructions: 5000") != NULL); /* the sidecar records it */
+    free(yaml);
+  }
+  gf_workflow_free(wf);
+
+  /* Without the blocks: no check, the hooks' default limits. */
+  CHECK_INT(load("../workflows/wave2d.yaml", NULL, 0, &diag, &wf), GF_OK);
+  if (wf) {
+    CHECK_INT(wf->check.every, 0);
+    CHECK_INT(wf->lua_limits.memory_bytes, 0);
+    CHECK_INT(wf->lua_limits.instructions, 0);
+  }
+  gf_workflow_free(wf);
+
+  /* --set creates the check block the file does not have. */
+  gf_override every = {"check.every", "50"};
+  CHECK_INT(load("../workflows/wave2d.yaml", &every, 1, &diag, &wf), GF_OK);
+  if (wf) {
+    CHECK_INT(wf->check.every, 50);
+    CHECK_INT(wf->check.nfields, 2);
+  }
+  gf_workflow_free(wf);
+}
+
 int main(void) {
   RUN(test_wave2d_model);
   RUN(test_resolved_yaml);
@@ -603,5 +760,9 @@ int main(void) {
   RUN(test_bad_corpus);
   RUN(test_good_corpus);
   RUN(test_good_features);
+  RUN(test_document_size);
+  RUN(test_node_count);
+  RUN(test_too_many_tasks);
+  RUN(test_limits_and_check);
   return check_summary();
 }

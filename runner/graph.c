@@ -3,6 +3,7 @@
 #include "graph.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,7 +157,13 @@ double gf_plan_eval(gf_plan *plan, const gf_expr *expr, int task, int64_t n, gf_
   return gf_expr_eval(expr, &ctx, status);
 }
 
-/* Floored modulo: the ring instance of index `i`. */
+/* Is `v` an integer in [0, count)? False for NaN and infinities, and decided
+ * before anything converts `v` to an integer type. */
+static int is_index(double v, double count) {
+  return v >= 0 && v < count && v == floor(v);
+}
+
+/* Floored modulo: the ring instance of index `i`, an integer of at most 2^53. */
 static int ring_slot(double i, int ring) {
   int64_t k = (int64_t)i % ring;
   return (int)(k < 0 ? k + ring : k);
@@ -563,7 +570,7 @@ static gf_status task_stream(gf_plan *plan, int t, int64_t n, int *out) {
     gf_status st = GF_OK;
     double v = gf_plan_eval(plan, task->stream.index, t, n, &st);
     if (st != GF_OK) return st;
-    if (v < 0 || v >= group->count || v != (double)(int64_t)v)
+    if (!is_index(v, group->count))
       return gf_diag_at(plan->diag, task->stream.loc, GF_INVALID,
                         "stream index %g is out of range for '%s' (0..%d) at step %" PRId64, v,
                         group->name, group->count - 1, n);
@@ -581,7 +588,7 @@ static gf_status event_index(gf_plan *plan, const gf_stream_ref *ref, int t, int
     gf_status st = GF_OK;
     double v = gf_plan_eval(plan, ref->index, t, n, &st);
     if (st != GF_OK) return st;
-    if (v < 0 || v >= group->count || v != (double)(int64_t)v)
+    if (!is_index(v, group->count))
       return gf_diag_at(plan->diag, ref->loc, GF_INVALID,
                         "event index %g is out of range for '%s' (0..%d) at step %" PRId64, v,
                         group->name, group->count - 1, n);
@@ -645,6 +652,11 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
     if (ref->index) {
       i = gf_plan_eval(plan, ref->index, t, n, &st);
       if (st != GF_OK) return st;
+      if (!(fabs(i) <= 9007199254740992.0 && i == floor(i)))
+        return gf_diag_at(plan->diag, ref->loc, GF_INVALID,
+                          "the index of field '%s' is %g at step %" PRId64
+                          "; it must be an integer",
+                          wf->fields[ref->field].name, i, n);
     }
     inst[r] = ring_slot(i, wf->fields[ref->field].ring);
   }
@@ -652,7 +664,7 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   if (task->kind == GF_TASK_OUTPUT) {
     double p = task->plane ? gf_plan_eval(plan, task->plane, t, n, &st) : (double)n;
     if (st != GF_OK) return st;
-    if (p < 0 || p >= (double)task->planes || p != (double)(int64_t)p)
+    if (!is_index(p, (double)task->planes))
       return gf_diag_at(plan->diag, task->loc, GF_INVALID,
                         "output plane %g is out of range for '%s' (planes 0..%" PRId64
                         ") at step %" PRId64,

@@ -63,6 +63,13 @@ expect_contains "$err" "field 'U' (" "out of memory names the field"
 expect_contains "$err" "of device memory) does not fit:" "out of memory says how much"
 echo "   $(echo "$err" | grep -m1 'does not fit')"
 [ ! -e "$tmp/oom/array_out.dat" ] && pass || fail "a failed run left array_out.dat"
+plugin=$(dirname "$bin")/plugins/gflow_heat2d.so
+if [ -f "$plugin" ]; then
+  expect_exit 70 "a kernel without a GPU implementation" -- "$gflow" run plugins/heat2d.yaml \
+    --plugin "$plugin" --backend gpu --out "$tmp/heat"
+  expect_contains "$err" "kernel launch failed: task 'diffuse', stream compute, step 0:" "launch failure names task, stream, step"
+  echo "   $(echo "$err" | grep -m1 'launch failed')"
+fi
 expect_exit 70 "a device that does not exist" -- "$gflow" run workflows/wave2d.yaml --backend gpu --device 99 --out "$tmp/nodev"
 echo "   $(echo "$err" | head -1)"
 finish

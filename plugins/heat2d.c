@@ -40,18 +40,18 @@ static int64_t heat2d_points(const void *args) {
   return (a->T0.shape[0] - 2 * h) * (a->T0.shape[1] - 2 * h);
 }
 
-#define HEAT2D_LOOP(type)                                                               \
-  do {                                                                                  \
-    const type *t0 = a->T0.data;                                                        \
-    type *t1 = a->T1.data;                                                              \
-    _Pragma("omp parallel for schedule(static)") for (int64_t i = h; i < n0 - h; i++) { \
-      for (int64_t j = h; j < n1 - h; j++) {                                            \
-        int64_t o = i * n1 + j;                                                         \
-        type lap = (t0[o - n1] - 2 * t0[o] + t0[o + n1]) * (type)r0 +                   \
-                   (t0[o - 1] - 2 * t0[o] + t0[o + 1]) * (type)r1;                      \
-        t1[o] = t0[o] + lap;                                                            \
-      }                                                                                 \
-    }                                                                                   \
+#define HEAT2D_LOOP(type)                                             \
+  do {                                                                \
+    const type *t0 = a->T0.data;                                      \
+    type *t1 = a->T1.data;                                            \
+    for (int64_t i = h; i < n0 - h; i++) {                            \
+      for (int64_t j = h; j < n1 - h; j++) {                          \
+        int64_t o = i * n1 + j;                                       \
+        type lap = (t0[o - n1] - 2 * t0[o] + t0[o + n1]) * (type)r0 + \
+                   (t0[o - 1] - 2 * t0[o] + t0[o + 1]) * (type)r1;    \
+        t1[o] = t0[o] + lap;                                          \
+      }                                                               \
+    }                                                                 \
   } while (0)
 
 static void heat2d_run_cpu(const void *args) {

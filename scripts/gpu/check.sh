@@ -56,6 +56,15 @@ for wf in workflows/*.yaml; do
   echo "   $(echo "$outputs" | wc -w) output file(s) compared over ${#strategies[@]} strategies x 4 schedules"
 done
 
+echo "== numerical check on the GPU"
+expect_exit 0 "check passes on a sound run" -- "$gflow" run workflows/wave2d.yaml --backend gpu --quiet \
+  --set 'check={every: 64, max_abs: 100}' --out "$tmp/chk_ok"
+expect_exit 76 "check stops a bad field" -- "$gflow" run workflows/wave2d.yaml --backend gpu \
+  --set 'fields.V.init=vel + (i0 == 12 and i1 == 40) * 1e39' --set 'check={every: 7, fields: [U]}' \
+  --out "$tmp/chk_bad"
+expect_contains "$err" "gflow: check failed at step 6: field 'U' instance" "the GPU check names field and step"
+echo "   $(echo "$err" | grep -m1 'check failed')"
+
 echo "== faults"
 expect_exit 70 "out of device memory" -- "$gflow" run workflows/wave2d.yaml --backend gpu \
   --set 'grid.shape=[300000,300000]' --out "$tmp/oom"

@@ -58,7 +58,7 @@ done
 
 echo "== numerical check on the GPU"
 expect_exit 0 "check passes on a sound run" -- "$gflow" run workflows/wave2d.yaml --backend gpu --quiet \
-  --set 'check={every: 64, max_abs: 100}' --out "$tmp/chk_ok"
+  --set 'check={every: 64, fields: [U], max_abs: 100}' --out "$tmp/chk_ok"
 expect_exit 76 "check stops a bad field" -- "$gflow" run workflows/wave2d.yaml --backend gpu \
   --set 'fields.V.init=vel + (i0 == 12 and i1 == 40) * 1e39' --set 'check={every: 7, fields: [U]}' \
   --out "$tmp/chk_bad"

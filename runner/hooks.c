@@ -7,10 +7,13 @@
 #include "hooks.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -318,35 +321,71 @@ static void recover(gf_lua *lua, int status) {
   if (status == LUA_ERRMEM) lua_gc(lua->L, LUA_GCCOLLECT);
 }
 
-static char *read_whole_file(const char *path, size_t *size) {
-  FILE *file = fopen(path, "rb");
-  if (!file) return NULL;
-  size_t capacity = 4096, len = 0;
-  char *text = gf_xmalloc(capacity);
-  for (;;) {
-    len += fread(text + len, 1, capacity - len, file);
-    if (len < capacity) break;
-    capacity *= 2;
-    text = gf_xrealloc(text, capacity);
-  }
-  if (ferror(file)) {
-    int saved = errno;
-    fclose(file);
-    free(text);
-    errno = saved;
+/* Reads a hook file whole into a fresh buffer. Only a regular file no larger
+ * than the Lua memory limit: a device (`lua: /dev/zero`), a FIFO or a huge
+ * file would otherwise block or exhaust memory before Lua's own cap applies.
+ * O_NONBLOCK keeps opening a FIFO from waiting for a writer. On failure
+ * returns NULL with the reason in `why`. */
+static char *read_hook_file(const char *path, size_t limit, size_t *size, char *why,
+                            size_t why_size) {
+  if (limit >= SIZE_MAX / 2) limit = SIZE_MAX / 2; /* room for limit + 1 below */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    snprintf(why, why_size, "%s", strerror(errno));
     return NULL;
   }
-  fclose(file);
-  *size = len;
-  return text;
+  struct stat st;
+  const char *refused = NULL;
+  if (fstat(fd, &st) != 0)
+    refused = strerror(errno);
+  else if (S_ISDIR(st.st_mode))
+    refused = strerror(EISDIR);
+  else if (!S_ISREG(st.st_mode))
+    refused = "not a regular file";
+  if (refused || (uint64_t)st.st_size > limit) {
+    if (refused)
+      snprintf(why, why_size, "%s", refused);
+    else
+      snprintf(why, why_size, "larger than the Lua memory limit of %zu bytes", limit);
+    close(fd);
+    return NULL;
+  }
+  /* st_size is a hint (a file may grow, /proc files say 0); the read stops
+   * one byte past the limit either way. */
+  size_t capacity = (size_t)st.st_size + 1, len = 0;
+  char *text = gf_xmalloc(capacity);
+  for (;;) {
+    if (len == capacity) {
+      capacity = capacity > limit / 2 ? limit + 1 : 2 * capacity;
+      text = gf_xrealloc(text, capacity);
+    }
+    ssize_t got = read(fd, text + len, capacity - len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      snprintf(why, why_size, "%s", strerror(errno));
+      break;
+    }
+    if (got == 0) {
+      close(fd);
+      *size = len;
+      return text;
+    }
+    len += (size_t)got;
+    if (len > limit) {
+      snprintf(why, why_size, "larger than the Lua memory limit of %zu bytes", limit);
+      break;
+    }
+  }
+  close(fd);
+  free(text);
+  return NULL;
 }
 
 gf_status gf_lua_load_file(gf_lua *lua, const char *path, gf_diag *diag, gf_loc loc) {
   size_t size = 0;
-  char *text = read_whole_file(path, &size);
-  if (!text)
-    return gf_diag_at(diag, loc, GF_INVALID, "cannot read hook file '%s': %s", path,
-                      strerror(errno));
+  char why[128];
+  char *text = read_hook_file(path, lua->memory_limit, &size, why, sizeof why);
+  if (!text) return gf_diag_at(diag, loc, GF_INVALID, "cannot read hook file '%s': %s", path, why);
   char *chunkname = gf_xasprintf("@%s", path); /* "@": messages read "path:line:" */
   lua_State *L = lua->L;
   int base = lua_gettop(L) + 1;

@@ -157,6 +157,13 @@ double gf_plan_eval(gf_plan *plan, const gf_expr *expr, int task, int64_t n, gf_
   return gf_expr_eval(expr, &ctx, status);
 }
 
+/* A value for a message: "not a number" rather than printf's "-nan". */
+static const char *number_text(double v, char *buf, size_t size) {
+  if (isnan(v)) return "not a number";
+  snprintf(buf, size, "%g", v);
+  return buf;
+}
+
 /* Is `v` an integer in [0, count)? False for NaN and infinities, and decided
  * before anything converts `v` to an integer type. */
 static int is_index(double v, double count) {
@@ -572,8 +579,8 @@ static gf_status task_stream(gf_plan *plan, int t, int64_t n, int *out) {
     if (st != GF_OK) return st;
     if (!is_index(v, group->count))
       return gf_diag_at(plan->diag, task->stream.loc, GF_INVALID,
-                        "stream index %g is out of range for '%s' (0..%d) at step %" PRId64, v,
-                        group->name, group->count - 1, n);
+                        "stream index %s is out of range for '%s' (0..%d) at step %" PRId64,
+                        number_text(v, (char[32]){0}, 32), group->name, group->count - 1, n);
     index = (int)v;
   }
   *out = group->first + index;
@@ -590,8 +597,8 @@ static gf_status event_index(gf_plan *plan, const gf_stream_ref *ref, int t, int
     if (st != GF_OK) return st;
     if (!is_index(v, group->count))
       return gf_diag_at(plan->diag, ref->loc, GF_INVALID,
-                        "event index %g is out of range for '%s' (0..%d) at step %" PRId64, v,
-                        group->name, group->count - 1, n);
+                        "event index %s is out of range for '%s' (0..%d) at step %" PRId64,
+                        number_text(v, (char[32]){0}, 32), group->name, group->count - 1, n);
     index = (int)v;
   }
   *out = group->first + index;
@@ -654,9 +661,9 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
       if (st != GF_OK) return st;
       if (!(fabs(i) <= 9007199254740992.0 && i == floor(i)))
         return gf_diag_at(plan->diag, ref->loc, GF_INVALID,
-                          "the index of field '%s' is %g at step %" PRId64
+                          "the index of field '%s' is %s at step %" PRId64
                           "; it must be an integer",
-                          wf->fields[ref->field].name, i, n);
+                          wf->fields[ref->field].name, number_text(i, (char[32]){0}, 32), n);
     }
     inst[r] = ring_slot(i, wf->fields[ref->field].ring);
   }
@@ -666,9 +673,9 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
     if (st != GF_OK) return st;
     if (!is_index(p, (double)task->planes))
       return gf_diag_at(plan->diag, task->loc, GF_INVALID,
-                        "output plane %g is out of range for '%s' (planes 0..%" PRId64
+                        "output plane %s is out of range for '%s' (planes 0..%" PRId64
                         ") at step %" PRId64,
-                        p, task->file, task->planes - 1, n);
+                        number_text(p, (char[32]){0}, 32), task->file, task->planes - 1, n);
     plane = (int64_t)p;
   }
 

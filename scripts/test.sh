@@ -25,6 +25,14 @@ else
   echo "test.sh: valgrind not installed; memcheck skipped"
 fi
 
+# A minute of coverage-guided fuzzing over the loader and planner (clang's
+# libFuzzer); any crash, leak or sanitizer report fails the run.
+if [ "${CI:-}" = true ] || command -v clang-14 >/dev/null; then
+  scripts/fuzz.sh 60
+else
+  echo "test.sh: clang-14 not installed; fuzzing skipped (apt-get install clang-14 libclang-rt-14-dev)"
+fi
+
 # The GPU code cannot run here, but it must compile: for NVIDIA with nvcc
 # (through runner/gf_hip.h) and for AMD with hipcc. CI installs both.
 if [ "${CI:-}" = true ] && ! command -v hipcc >/dev/null; then

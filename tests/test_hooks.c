@@ -276,6 +276,9 @@ static void test_unreadable_file(void) {
             "wf.yaml:5:3: cannot read hook file 'hooks/missing.lua': No such file or directory");
   CHECK_INT(gf_lua_load_file(f.lua, "hooks", &f.diag, hooks_loc), GF_INVALID);
   CHECK_STR(f.diag.last, "wf.yaml:5:3: cannot read hook file 'hooks': Is a directory");
+  /* a device would be read forever (or block, a FIFO): only regular files */
+  CHECK_INT(gf_lua_load_file(f.lua, "/dev/zero", &f.diag, hooks_loc), GF_INVALID);
+  CHECK_STR(f.diag.last, "wf.yaml:5:3: cannot read hook file '/dev/zero': not a regular file");
   fixture_close(&f);
 }
 

@@ -368,20 +368,7 @@ static gf_status run_command(cli *c) {
   return st;
 }
 
-/* OpenMP's idle threads spin by default. gflow runs kernels on stream worker
- * threads next to IO streams, the writer and the host loop, so spinning team
- * threads steal the cores those need (on 2 cores, 30x slower). libgomp reads
- * the policy once, before main, so the only way to default it is to restart
- * with it set; a user's own OMP_WAIT_POLICY is respected. */
-static void default_passive_openmp(char **argv) {
-  if (getenv("OMP_WAIT_POLICY")) return;
-  setenv("OMP_WAIT_POLICY", "passive", 1);
-  execv("/proc/self/exe", argv);
-  /* exec failed: go on with the active policy */
-}
-
 int main(int argc, char **argv) {
-  default_passive_openmp(argv);
   /* Past a file size limit a write then fails with EFBIG, which gflow
    * reports, instead of the signal ending the process without a word. */
   signal(SIGXFSZ, SIG_IGN);

@@ -157,9 +157,9 @@ double gf_plan_eval(gf_plan *plan, const gf_expr *expr, int task, int64_t n, gf_
   return gf_expr_eval(expr, &ctx, status);
 }
 
-/* A value for a message: "not a number" rather than printf's "-nan". */
+/* A value for a message: "NaN" rather than printf's "-nan". */
 static const char *number_text(double v, char *buf, size_t size) {
-  if (isnan(v)) return "not a number";
+  if (isnan(v)) return "NaN";
   snprintf(buf, size, "%g", v);
   return buf;
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,6 +455,15 @@ gf_status gf_lua_find(gf_lua *lua, const char *function, int *hook_id, gf_diag *
   return GF_OK;
 }
 
+/* Whole numbers (the step n, cell indices) go to Lua as integers, so a hook
+ * sees 3, not 3.0; anything else as a float. */
+static void push_number(lua_State *L, double v) {
+  if (v == floor(v) && fabs(v) < 9007199254740992.0)
+    lua_pushinteger(L, (lua_Integer)v);
+  else
+    lua_pushnumber(L, v);
+}
+
 gf_status gf_lua_call(gf_lua *lua, int hook_id, const double *args, int nargs, double *result,
                       const char *hook_name, const char *context) {
   const char *context_sep = context ? ", " : "";
@@ -471,7 +481,7 @@ gf_status gf_lua_call(gf_lua *lua, int hook_id, const double *args, int nargs, d
   int base = lua_gettop(L) + 1;
   lua_pushcfunction(L, add_traceback);
   lua_rawgeti(L, LUA_REGISTRYINDEX, lua->hook_refs[hook_id]);
-  for (int i = 0; i < nargs; i++) lua_pushnumber(L, args[i]);
+  for (int i = 0; i < nargs; i++) push_number(L, args[i]);
   reset_budget(lua);
   int status = lua_pcall(L, nargs, result ? 1 : 0, base);
 

@@ -1436,7 +1436,9 @@ static gf_status load_task(loader *ld, int t, yaml_node_t *node) {
 
   if (values[TK_STREAM] && (status = get_stream_ref(ld, values[TK_STREAM], &task->stream)))
     return status;
-  if (!values[TK_STREAM] && (wf->schedule == GF_SCHED_STREAMS || wf->schedule == GF_SCHED_EVENTS))
+  /* hook tasks run on the host, in issue order: they need no stream */
+  if (!values[TK_STREAM] && task->kind != GF_TASK_HOOK &&
+      (wf->schedule == GF_SCHED_STREAMS || wf->schedule == GF_SCHED_EVENTS))
     return fail(ld, node, "task '%s' has no stream; schedule %s needs one for every task", name,
                 schedule_names[wf->schedule]);
   if (values[TK_WHEN]) {

@@ -92,4 +92,17 @@ expect_exit 0 "small run" -- "$gflow" run "$wave" --backend cpu --set 'grid.shap
 expect_contains "$err" "gflow: wave2d: 80 steps in" "run report"
 expect_contains "$err" "GPts/s" "run report throughput"
 [ -s "$tmp/small/timings.json" ] && pass || fail "timings.json missing"
+# Every task kind: a hook-initialised field, copies, a hook task, outputs.
+for schedule in events auto sync; do
+  expect_exit 0 "tasks.yaml $schedule" -- "$gflow" run "$repo/tests/integration/tasks.yaml" --backend cpu \
+    --quiet --set schedule=$schedule --out "$tmp/tasks-$schedule"
+  printf '%s\n' "$err" | grep -qx "$(printf 'gflow: lua: tick\t1')" && pass ||
+    fail "the hook task did not print 'tick<TAB>1' at step 1 ($schedule): $err"
+  want=$(for p in 0 1 2; do for i in 0 1 2 3; do for j in 0 1 2 3 4; do
+    awk -v i=$i -v j=$j 'BEGIN { printf "%g\n", 10 * i + j + 2 * j / 4 }'; done; done; done)
+  got=$(od -A n -t f8 -v -w8 "$tmp/tasks-$schedule/x.dat" | awk '{ printf "%g\n", $1 }')
+  [ "$got" = "$want" ] && pass || fail "x.dat ($schedule): the copies of W are not 10*i0 + i1 + x1/4"
+  got=$(od -A n -t f8 -v -w8 "$tmp/tasks-$schedule/y.dat" | awk '{ printf "%g\n", $1 }' | sort -u)
+  [ "$got" = "-1" ] && pass || fail "y.dat ($schedule): X[1] at step 0 should still be -1, got $got"
+done
 finish

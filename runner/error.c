@@ -132,3 +132,14 @@ char *gf_xasprintf(const char *fmt, ...) {
   va_end(ap);
   return p;
 }
+
+const char *gf_format_bytes(double bytes, char *buf, size_t size) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 5) {
+    bytes /= 1024;
+    u++;
+  }
+  snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+  return buf;
+}

@@ -79,6 +79,9 @@ void *gf_xrealloc(void *ptr, size_t size);
 char *gf_xstrdup(const char *s);
 char *gf_xstrndup(const char *s, size_t n);
 
+/* A byte count for people: "256.0 KiB", "1.5 TiB". Returns buf. */
+const char *gf_format_bytes(double bytes, char *buf, size_t size);
+
 /* printf into a fresh heap string. */
 char *gf_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

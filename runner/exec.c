@@ -49,16 +49,6 @@ static int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void format_bytes(double bytes, char *buf, size_t size) {
-  const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 5) {
-    bytes /= 1024;
-    u++;
-  }
-  snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
-}
-
 /* ---- memory ---------------------------------------------------------------- */
 
 /* Host-side spaces and device-side spaces draw on different memory. */
@@ -89,9 +79,9 @@ static gf_status check_capacity(run *r) {
       need += bytes;
       if (need <= (double)avail) continue;
       char a[32], b[32], c[32];
-      format_bytes(bytes, a, sizeof a);
-      format_bytes(need - (double)avail, b, sizeof b);
-      format_bytes((double)avail, c, sizeof c);
+      gf_format_bytes(bytes, a, sizeof a);
+      gf_format_bytes(need - (double)avail, b, sizeof b);
+      gf_format_bytes((double)avail, c, sizeof c);
       if (staging)
         return gf_diag_error(r->diag, GF_INTERNAL,
                              "the %d output staging buffers (%s of pinned memory) do not fit: %s "
@@ -167,10 +157,10 @@ static gf_status allocate_fields(run *r) {
     for (int k = 0; k < field->ring; k++)
       if (r->b->ops->alloc(r->b, field->space, field->bytes, &r->inst[f][k]) != GF_OK) {
         char a[32];
-        format_bytes((double)field->bytes, a, sizeof a);
+        gf_format_bytes((double)field->bytes, a, sizeof a);
         size_t free_now = r->b->ops->bytes_free(r->b, field->space);
         char c[32];
-        format_bytes((double)free_now, c, sizeof c);
+        gf_format_bytes((double)free_now, c, sizeof c);
         return gf_diag_at(r->diag, field->loc, GF_INTERNAL,
                           "cannot allocate field '%s' instance %d (%s of %s memory, %s free): %s",
                           field->name, k, a, gf_space_name(field->space), c, r->b->error);

@@ -819,16 +819,6 @@ gf_status gf_plan_step(gf_plan *plan, int64_t n, gf_diag *diag, const gf_op **op
 
 /* ---- validate -------------------------------------------------------------- */
 
-static void format_bytes(double bytes, char *buf, size_t size) {
-  const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) {
-    bytes /= 1024;
-    u++;
-  }
-  snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
-}
-
 static const char *stream_ref_text(const gf_plan *plan, const gf_task *task, char *buf,
                                    size_t size) {
   const gf_workflow *wf = plan->wf;
@@ -912,12 +902,12 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
       staging = (double)plane_max * wf->staging;
     }
     if (total + staging == 0) continue;
-    format_bytes(total + staging, b2, sizeof b2);
+    gf_format_bytes(total + staging, b2, sizeof b2);
     fprintf(out, "    %-8s %10s ", gf_space_name((gf_space)sp), b2);
     const char *sep = "(";
     for (int f = 0; f < wf->nfields; f++) {
       if (wf->fields[f].space != (gf_space)sp) continue;
-      format_bytes((double)wf->fields[f].bytes, buf, sizeof buf);
+      gf_format_bytes((double)wf->fields[f].bytes, buf, sizeof buf);
       if (wf->fields[f].ring > 1)
         fprintf(out, "%s%s %d x %s", sep, wf->fields[f].name, wf->fields[f].ring, buf);
       else
@@ -925,7 +915,7 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
       sep = ", ";
     }
     if (staging > 0) {
-      format_bytes(staging / wf->staging, buf, sizeof buf);
+      gf_format_bytes(staging / wf->staging, buf, sizeof buf);
       fprintf(out, "%s%d output staging buffers x %s", sep, wf->staging, buf);
     }
     fprintf(out, ")\n");
@@ -934,7 +924,7 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
     const gf_task *task = &wf->tasks[t];
     if (task->kind != GF_TASK_OUTPUT) continue;
     const gf_field *f = &wf->fields[task->from.field];
-    format_bytes((double)f->bytes * (double)task->planes, b2, sizeof b2);
+    gf_format_bytes((double)f->bytes * (double)task->planes, b2, sizeof b2);
     fprintf(out, "  output    %s: %" PRId64 " planes x", task->file, task->planes);
     for (int d = 0; d < f->ndim; d++) fprintf(out, "%s%" PRId64, d ? " x " : " ", f->shape[d]);
     fprintf(out, " %s = %s, %" PRId64 " planes written\n", gf_dtype_name(f->dtype), b2,

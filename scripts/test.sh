@@ -66,5 +66,5 @@ fi
 
 # Every stage above stops the script when it fails (set -e): reaching here
 # means all of them passed.
-echo "stages: $passed passed, 0 failed, $skipped skipped"
 echo "(stages: ctest under sanitizers, valgrind memcheck, fuzzing, GPU compile check for NVIDIA and for AMD)"
+echo "stages: $passed passed, 0 failed, $skipped skipped"

@@ -95,13 +95,20 @@ static gf_status check_capacity(run *r) {
   return GF_OK;
 }
 
-static void init_value_at(const gf_workflow *wf, const gf_field *field, int64_t i, double *vars) {
-  int64_t rest = i;
+/* The cell of a field at C-order offset i. */
+static void cell_of(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS]) {
   for (int d = field->ndim - 1; d >= 0; d--) {
-    int64_t k = rest % field->shape[d];
-    rest /= field->shape[d];
-    vars[GF_VAR_I0 + d] = (double)k;
-    vars[GF_VAR_X0 + d] = (double)k * wf->spacing[d];
+    index[d] = i % field->shape[d];
+    i /= field->shape[d];
+  }
+}
+
+static void init_value_at(const gf_workflow *wf, const gf_field *field, int64_t i, double *vars) {
+  int64_t index[GF_MAX_DIMS] = {0};
+  cell_of(field, i, index);
+  for (int d = 0; d < field->ndim; d++) {
+    vars[GF_VAR_I0 + d] = (double)index[d];
+    vars[GF_VAR_X0 + d] = (double)index[d] * wf->spacing[d];
   }
 }
 
@@ -427,11 +434,8 @@ static gf_status check_fields(run *r, int64_t n) {
       int64_t at = first_bad_value(field, r->check_buffer, check, &value);
       if (at < 0) continue;
       char cell[96] = "";
-      int64_t index[GF_MAX_DIMS] = {0}, rest = at;
-      for (int d = field->ndim - 1; d >= 0; d--) {
-        index[d] = rest % field->shape[d];
-        rest /= field->shape[d];
-      }
+      int64_t index[GF_MAX_DIMS] = {0};
+      cell_of(field, at, index);
       for (int d = 0; d < field->ndim; d++)
         snprintf(cell + strlen(cell), sizeof cell - strlen(cell), "%s%" PRId64, d ? ", " : "",
                  index[d]);

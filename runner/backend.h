@@ -23,15 +23,7 @@
 
 #include "error.h"
 #include "gflow.h"
-
-typedef enum gf_space {
-  GF_SPACE_DEVICE = 0, /* explicit device memory */
-  GF_SPACE_MANAGED,    /* managed (unified) memory */
-  GF_SPACE_PINNED,     /* page-locked host memory */
-  GF_SPACE_HOST,       /* ordinary pageable host memory */
-  GF_SPACE_POOL,       /* stream-ordered pool (device memory) */
-  GF_SPACE_COUNT
-} gf_space;
+#include "space.h"
 
 typedef struct gf_backend gf_backend;
 typedef struct gf_stream gf_stream;
@@ -104,10 +96,5 @@ gf_status gf_backend_cpu_create(const gf_backend_options *options, gf_backend **
  * built without GPU support or no device answers. */
 gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **out, char *why,
                                 size_t why_size);
-
-const char *gf_space_name(gf_space space);
-
-/* Host memory available now (MemAvailable), 0 when unknown. */
-size_t gf_host_bytes_available(void);
 
 #endif

@@ -1,4 +1,11 @@
-/* exec.c - the time loop on a backend. */
+/* exec.c - the time loop: an interpreter over the compiled program.
+ *
+ * It allocates through memory.c, binds the program to the allocations, and
+ * then, step by step, issues each instruction of the step's body to the
+ * backend. It knows instructions, not task kinds: a host call is a function
+ * a kind supplied, a launch a kernel with its bound argument struct, and
+ * expressions that change per step are evaluated by the run's gf_eval.
+ */
 #include "exec.h"
 
 #include <inttypes.h>
@@ -7,7 +14,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "memory.h"
 #include "output.h"
+#include "schedule.h"
 
 /* The host may issue at most 2 x FENCE_STEPS steps ahead of the streams: at
  * every FENCE_STEPS-th step it records a fence on every stream and waits for
@@ -16,27 +25,36 @@
  * rather than after the hundreds of steps the stream queues would hold. */
 #define FENCE_STEPS 16
 
-typedef struct task_exec {
-  unsigned char args[GF_MAX_KERNEL_ARGS_SIZE]; /* kernel arguments; constants filled once */
-  int ref_arg[GF_MAX_TASK_REFS];               /* field reference -> index into task->args */
-  int64_t points;                              /* grid points one kernel call updates */
-} task_exec;
+struct gf_host_ctx {
+  gf_eval *eval;
+};
+
+gf_eval *gf_host_eval(gf_host_ctx *ctx) {
+  return ctx->eval;
+}
 
 typedef struct run {
   const gf_workflow *wf;
   gf_plan *plan;
+  gf_program *program;
   gf_backend *b;
   gf_diag *diag;
-  void ***inst; /* [field][ring instance] */
+  gf_eval *eval;
+  gf_host_ctx host;
+  gf_memory *memory;
   gf_stream **streams;
-  gf_event **events;      /* [stream * slots + slot] */
-  gf_event **user_events; /* the workflow's own (`events:`) */
-  int nstreams, nslots;
+  gf_event **events; /* the program's flat event table */
+  int nstreams, nevents;
   gf_writer *writer;
-  task_exec *tasks;
+  /* the staging buffer the last GF_I_STAGE took */
+  int staged_slot;
+  void *staged;
+  gf_event *staged_ready;
   int64_t *count;     /* instances run, per task */
   int64_t backend_ns; /* host time inside backend calls during the loop */
   int64_t task_ops;
+  double points, kernel_bytes; /* grid points updated and bytes moved by launches */
+  int64_t kernel_calls;
   gf_event **fences;       /* [2][stream]: the two newest fence sets */
   int fence_sets_used;     /* how many of the two hold a recording */
   void *check_buffer;      /* pinned host copy of one checked instance */
@@ -49,316 +67,123 @@ static int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* ---- memory ---------------------------------------------------------------- */
-
-/* Host-side spaces and device-side spaces draw on different memory. */
-static int on_device(gf_space space) {
-  return space == GF_SPACE_DEVICE || space == GF_SPACE_MANAGED || space == GF_SPACE_POOL;
+static gf_status init_field(void *user, int field, void *host) {
+  return gf_eval_field_init(user, field, host);
 }
 
-/* Stops before allocating anything when the fields (and the output staging
- * buffers, pinned host memory) cannot fit, naming the first that does not and
- * how much is missing. Host-side and device-side spaces are counted apart. */
-static gf_status check_capacity(run *r) {
-  const gf_workflow *wf = r->wf;
-  size_t staging_bytes = 0;
-  for (int t = 0; t < wf->ntasks; t++)
-    if (wf->tasks[t].kind == GF_TASK_OUTPUT &&
-        wf->fields[wf->tasks[t].from.field].bytes > staging_bytes)
-      staging_bytes = wf->fields[wf->tasks[t].from.field].bytes;
-  for (int side = 1; side >= 0; side--) { /* the device first: it is the scarcer */
-    size_t avail = r->b->ops->bytes_free(r->b, side ? GF_SPACE_DEVICE : GF_SPACE_HOST);
-    if (avail == 0) continue; /* unknown */
-    double need = 0;
-    for (int f = 0; f <= wf->nfields; f++) {
-      int staging = f == wf->nfields;
-      gf_space space = staging ? GF_SPACE_PINNED : wf->fields[f].space;
-      if ((on_device(space) && !r->b->can_run_kernels_on_host_memory) != side) continue;
-      double bytes = staging ? (double)staging_bytes * wf->staging
-                             : (double)wf->fields[f].bytes * wf->fields[f].ring;
-      need += bytes;
-      if (need <= (double)avail) continue;
-      char a[32], b[32], c[32];
-      gf_format_bytes(bytes, a, sizeof a);
-      gf_format_bytes(need - (double)avail, b, sizeof b);
-      gf_format_bytes((double)avail, c, sizeof c);
-      if (staging)
-        return gf_diag_error(r->diag, GF_INTERNAL,
-                             "the %d output staging buffers (%s of pinned memory) do not fit: %s "
-                             "missing, %s free; lower memory.staging",
-                             wf->staging, a, b, c);
-      return gf_diag_at(r->diag, wf->fields[f].loc, GF_INTERNAL,
-                        "field '%s' (%s of %s memory) does not fit: %s missing, %s free",
-                        wf->fields[f].name, a, gf_space_name(space), b, c);
-    }
-  }
-  return GF_OK;
+static void *instance_address(void *user, int field, int inst) {
+  return gf_memory_instance(user, field, inst);
 }
 
-/* The cell of a field at C-order offset i. */
-static void cell_of(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS]) {
-  for (int d = field->ndim - 1; d >= 0; d--) {
-    index[d] = i % field->shape[d];
-    i /= field->shape[d];
-  }
-}
+/* ---- the interpreter ------------------------------------------------------- */
 
-static void init_value_at(const gf_workflow *wf, const gf_field *field, int64_t i, double *vars) {
-  int64_t index[GF_MAX_DIMS] = {0};
-  cell_of(field, i, index);
-  for (int d = 0; d < field->ndim; d++) {
-    vars[GF_VAR_I0 + d] = (double)index[d];
-    vars[GF_VAR_X0 + d] = (double)index[d] * wf->spacing[d];
-  }
-}
-
-/* Computes a field's initial value on the host and copies it into every instance. */
-static gf_status init_field(run *r, int f, gf_stream *stream) {
-  const gf_workflow *wf = r->wf;
-  const gf_field *field = &wf->fields[f];
-  void *host = gf_xmalloc(field->bytes);
-  gf_status st = GF_OK;
-  double vars[GF_VAR_COUNT] = {0};
-  for (int64_t i = 0; i < field->elems && st == GF_OK; i++) {
-    double v = field->init_value;
-    if (field->init_kind != GF_INIT_CONST) {
-      init_value_at(wf, field, i, vars);
-      if (field->init_kind == GF_INIT_EXPR) {
-        gf_eval_ctx ctx = {.n = 0, .vars = vars};
-        v = gf_expr_eval(field->init_expr, &ctx, &st);
-      } else {
-        double args[6] = {vars[GF_VAR_X0], vars[GF_VAR_X1], vars[GF_VAR_X2],
-                          vars[GF_VAR_I0], vars[GF_VAR_I1], vars[GF_VAR_I2]};
-        char context[128];
-        snprintf(context, sizeof context, "initial value of field '%s'", field->name);
-        st = gf_lua_call(wf->lua, wf->hooks[field->init_hook].lua_id, args, 6, &v,
-                         wf->hooks[field->init_hook].name, context);
-      }
-    } else if (i > 0 && v == 0) {
-      break; /* zeros: filled below */
-    }
-    if (field->dtype == GF_F64)
-      ((double *)host)[i] = v;
-    else
-      ((float *)host)[i] = (float)v;
-  }
-  if (st == GF_OK && field->init_kind == GF_INIT_CONST && field->init_value == 0)
-    memset(host, 0, field->bytes);
-  for (int k = 0; k < field->ring && st == GF_OK; k++) {
-    if (r->b->ops->copy_async(r->b, stream, r->inst[f][k], host, field->bytes, (gf_tag){-1, -1}) !=
-            GF_OK ||
-        r->b->ops->stream_synchronize(r->b, stream) != GF_OK)
-      st = gf_diag_error(r->diag, GF_INTERNAL, "initialising field '%s': %s", field->name,
-                         r->b->error);
-  }
-  free(host);
-  return st;
-}
-
-static gf_status allocate_fields(run *r) {
-  const gf_workflow *wf = r->wf;
-  r->inst = gf_xcalloc((size_t)wf->nfields, sizeof(void **));
-  for (int f = 0; f < wf->nfields; f++) {
-    const gf_field *field = &wf->fields[f];
-    r->inst[f] = gf_xcalloc((size_t)field->ring, sizeof(void *));
-    for (int k = 0; k < field->ring; k++)
-      if (r->b->ops->alloc(r->b, field->space, field->bytes, &r->inst[f][k]) != GF_OK) {
-        char a[32];
-        gf_format_bytes((double)field->bytes, a, sizeof a);
-        size_t free_now = r->b->ops->bytes_free(r->b, field->space);
-        char c[32];
-        gf_format_bytes((double)free_now, c, sizeof c);
-        return gf_diag_at(r->diag, field->loc, GF_INTERNAL,
-                          "cannot allocate field '%s' instance %d (%s of %s memory, %s free): %s",
-                          field->name, k, a, gf_space_name(field->space), c, r->b->error);
-      }
-  }
-  return GF_OK;
-}
-
-static void free_fields(run *r) {
-  if (!r->inst) return;
-  for (int f = 0; f < r->wf->nfields; f++) {
-    for (int k = 0; k < r->wf->fields[f].ring; k++)
-      if (r->inst[f][k]) r->b->ops->free(r->b, r->wf->fields[f].space, r->inst[f][k]);
-    free(r->inst[f]);
-  }
-  free(r->inst);
-}
-
-/* ---- kernel arguments ------------------------------------------------------ */
-
-static void prepare_tasks(run *r) {
-  const gf_workflow *wf = r->wf;
-  r->tasks = gf_xcalloc((size_t)wf->ntasks, sizeof *r->tasks);
-  for (int t = 0; t < wf->ntasks; t++) {
-    const gf_task *task = &wf->tasks[t];
-    task_exec *te = &r->tasks[t];
-    if (task->kind != GF_TASK_KERNEL) continue;
-    int nref = 0;
-    for (int a = 0; a < task->nargs; a++) {
-      const gf_arg *arg = &task->args[a];
-      unsigned char *dst = te->args + arg->param->offset;
-      switch (arg->param->type) {
-        case GF_PARAM_ARRAY: {
-          const gf_field *field = &wf->fields[arg->ref.field];
-          gf_array array = {
-              .data = NULL, .dtype = field->dtype, .ndim = field->ndim, .halo = wf->halo};
-          for (int d = 0; d < GF_MAX_DIMS; d++) {
-            array.shape[d] = field->shape[d];
-            array.spacing[d] = d < wf->ndim ? wf->spacing[d] : 1.0;
-          }
-          memcpy(dst, &array, sizeof array);
-          te->ref_arg[nref++] = a;
-          break;
-        }
-        case GF_PARAM_REAL:
-          if (gf_expr_is_constant(arg->value)) {
-            gf_status ignored = GF_OK;
-            double v = gf_expr_eval(arg->value, &(gf_eval_ctx){0}, &ignored);
-            memcpy(dst, &v, sizeof v);
-          }
-          break;
-        case GF_PARAM_INT:
-          if (gf_expr_is_constant(arg->value)) {
-            gf_status ignored = GF_OK;
-            int64_t v = (int64_t)gf_expr_eval(arg->value, &(gf_eval_ctx){0}, &ignored);
-            memcpy(dst, &v, sizeof v);
-          }
-          break;
-        case GF_PARAM_INDEX:
-          memcpy(dst, arg->index, sizeof arg->index);
-          break;
-      }
-    }
-    te->points = task->kernel->points ? task->kernel->points(te->args) : 0;
-  }
-}
-
-/* Fills the per-step parts of a kernel's arguments: instance pointers and
- * scalars that depend on n or call hooks. */
-static gf_status step_args(run *r, int t, const gf_op *op, int64_t n) {
-  const gf_task *task = &r->wf->tasks[t];
-  task_exec *te = &r->tasks[t];
-  int nref = 0;
-  gf_status st = GF_OK;
-  for (int a = 0; a < task->nargs; a++) {
-    const gf_arg *arg = &task->args[a];
-    unsigned char *dst = te->args + arg->param->offset;
-    if (arg->param->type == GF_PARAM_ARRAY) {
-      void *data = r->inst[arg->ref.field][op->inst[nref++]];
-      memcpy(dst + offsetof(gf_array, data), &data, sizeof data);
-    } else if ((arg->param->type == GF_PARAM_REAL || arg->param->type == GF_PARAM_INT) &&
-               !gf_expr_is_constant(arg->value)) {
-      double v = gf_plan_eval(r->plan, arg->value, t, n, &st);
-      if (st != GF_OK) return st;
-      if (arg->param->type == GF_PARAM_REAL) {
-        memcpy(dst, &v, sizeof v);
-      } else {
-        int64_t i = (int64_t)v;
-        memcpy(dst, &i, sizeof i);
-      }
-    }
-  }
-  return GF_OK;
-}
-
-/* ---- the loop -------------------------------------------------------------- */
-
-static gf_status device_failure(run *r, const gf_op *op, int64_t n, const char *what) {
-  const char *task = op->task >= 0 ? r->wf->tasks[op->task].name : "-";
-  int stream = op->stream >= 0 ? op->stream : op->other;
+static gf_status device_failure(run *r, const gf_instr *in, int64_t n, const char *what) {
+  const char *task = in->task >= 0 ? r->wf->tasks[in->task].name : "-";
+  int stream = in->stream >= 0 ? in->stream : in->other;
   return gf_diag_error(r->diag, GF_INTERNAL,
                        "%s failed: task '%s', stream %s, step %" PRId64 ": %s", what, task,
                        gf_plan_stream_name(r->plan, stream), n, r->b->error);
 }
 
-static gf_status run_task(run *r, const gf_op *op, int64_t n) {
-  const gf_workflow *wf = r->wf;
-  const gf_task *task = &wf->tasks[op->task];
-  gf_backend *b = r->b;
-  gf_stream *stream = op->stream >= 0 ? r->streams[op->stream] : NULL;
-  gf_tag tag = {op->task, n};
-  gf_status st;
-  switch (task->kind) {
-    case GF_TASK_KERNEL:
-      if ((st = step_args(r, op->task, op, n)) != GF_OK) return st;
-      if (b->ops->launch(b, stream, task->kernel, r->tasks[op->task].args, tag) != GF_OK)
-        return device_failure(r, op, n, "kernel launch");
-      return GF_OK;
-    case GF_TASK_COPY:
-      if (b->ops->copy_async(b, stream, r->inst[task->to.field][op->inst[1]],
-                             r->inst[task->from.field][op->inst[0]],
-                             wf->fields[task->from.field].bytes, tag) != GF_OK)
-        return device_failure(r, op, n, "copy");
-      return GF_OK;
-    case GF_TASK_OUTPUT: {
-      int slot;
-      void *buffer;
-      gf_event *ready;
-      if ((st = gf_writer_acquire(r->writer, &slot, &buffer, &ready)) != GF_OK) return st;
-      if (b->ops->copy_async(b, stream, buffer, r->inst[task->from.field][op->inst[0]],
-                             wf->fields[task->from.field].bytes, tag) != GF_OK ||
-          b->ops->event_record(b, ready, stream) != GF_OK) {
-        gf_writer_submit(r->writer, slot, op->task, op->plane); /* returns the buffer */
-        return device_failure(r, op, n, "output copy");
-      }
-      gf_writer_submit(r->writer, slot, op->task, op->plane);
-      return GF_OK;
-    }
-    case GF_TASK_HOOK: {
-      char context[160];
-      snprintf(context, sizeof context, "task '%s', step %" PRId64, task->name, n);
-      double arg = (double)n;
-      return gf_lua_call(wf->lua, wf->hooks[task->hook].lua_id, &arg, 1, NULL,
-                         wf->hooks[task->hook].name, context);
+/* Writes the per-step scalars of a launch into its argument struct. */
+static gf_status set_params(run *r, const gf_instr *in, int64_t n) {
+  for (int i = 0; i < in->nparams; i++) {
+    const gf_instr_param *p = &in->params[i];
+    gf_status st = GF_OK;
+    double v = gf_eval_number(r->eval, p->expr, in->task, n, &st);
+    if (st != GF_OK) return st;
+    unsigned char *at = (unsigned char *)in->args + p->offset;
+    if (p->is_int) {
+      int64_t i64 = (int64_t)v;
+      memcpy(at, &i64, sizeof i64);
+    } else {
+      memcpy(at, &v, sizeof v);
     }
   }
   return GF_OK;
 }
 
-static gf_status run_op(run *r, const gf_op *op, int64_t n) {
+static void *operand_address(run *r, const gf_operand *o) {
+  return o->kind == GF_OPND_STAGED ? r->staged : o->bound;
+}
+
+static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   gf_backend *b = r->b;
-  int64_t t0 = now_ns();
-  gf_status st = GF_OK;
-  switch (op->kind) {
-    case GF_OP_TASK:
-      r->task_ops++;
-      r->count[op->task]++;
-      st = run_task(r, op, n);
-      break;
-    case GF_OP_RECORD:
-      if (b->ops->event_record(b, r->events[op->stream * r->nslots + op->slot],
-                               r->streams[op->stream]) != GF_OK)
-        st = device_failure(r, op, n, "event record");
-      break;
-    case GF_OP_STREAM_WAIT:
-      if (b->ops->stream_wait_event(b, r->streams[op->stream],
-                                    r->events[op->other * r->nslots + op->slot]) != GF_OK)
-        st = device_failure(r, op, n, "stream wait");
-      break;
-    case GF_OP_HOST_WAIT_EVENT:
-      if (b->ops->event_synchronize(b, r->events[op->other * r->nslots + op->slot]) != GF_OK)
-        st = device_failure(r, op, n, "event synchronize");
-      break;
-    case GF_OP_HOST_WAIT_STREAM:
-      if (b->ops->stream_synchronize(b, r->streams[op->other]) != GF_OK)
-        st = device_failure(r, op, n, "stream synchronize");
-      break;
-    case GF_OP_EVENT_RECORD:
-      if (b->ops->event_record(b, r->user_events[op->slot], r->streams[op->stream]) != GF_OK)
-        st = device_failure(r, op, n, "event record");
-      break;
-    case GF_OP_EVENT_WAIT:
-      if (b->ops->stream_wait_event(b, r->streams[op->stream], r->user_events[op->slot]) != GF_OK)
-        st = device_failure(r, op, n, "stream wait");
-      break;
-    case GF_OP_HOST_EVENT_WAIT:
-      if (b->ops->event_synchronize(b, r->user_events[op->slot]) != GF_OK)
-        st = device_failure(r, op, n, "event synchronize");
-      break;
+  gf_stream *stream = in->stream >= 0 ? r->streams[in->stream] : NULL;
+  gf_tag tag = {in->task, n};
+  gf_status st;
+  if (in->starts_task) {
+    r->task_ops++;
+    r->count[in->task]++;
   }
-  r->backend_ns += now_ns() - t0;
+  switch (in->kind) {
+    case GF_I_LAUNCH:
+      if ((st = set_params(r, in, n)) != GF_OK) return st;
+      r->kernel_calls++;
+      r->points += (double)in->points;
+      r->kernel_bytes += (double)in->points * in->kernel->bytes_per_point;
+      if (b->ops->launch(b, stream, in->kernel, in->args, tag) != GF_OK)
+        return device_failure(r, in, n, "kernel launch");
+      return GF_OK;
+    case GF_I_COPY:
+      if (b->ops->copy_async(b, stream, operand_address(r, &in->dst), operand_address(r, &in->src),
+                             in->bytes, tag) != GF_OK)
+        return device_failure(r, in, n, in->dst.kind == GF_OPND_STAGED ? "output copy" : "copy");
+      return GF_OK;
+    case GF_I_RECORD:
+      if (in->event < 0) {
+        if (b->ops->event_record(b, r->staged_ready, stream) != GF_OK)
+          return device_failure(r, in, n, "output copy");
+      } else if (b->ops->event_record(b, r->events[in->event], stream) != GF_OK) {
+        return device_failure(r, in, n, "event record");
+      }
+      return GF_OK;
+    case GF_I_WAIT:
+      if (b->ops->stream_wait_event(b, stream, r->events[in->event]) != GF_OK)
+        return device_failure(r, in, n, "stream wait");
+      return GF_OK;
+    case GF_I_HOST_WAIT:
+      if (b->ops->event_synchronize(b, r->events[in->event]) != GF_OK)
+        return device_failure(r, in, n, "event synchronize");
+      return GF_OK;
+    case GF_I_HOST_SYNC:
+      if (b->ops->stream_synchronize(b, r->streams[in->other]) != GF_OK)
+        return device_failure(r, in, n, "stream synchronize");
+      return GF_OK;
+    case GF_I_HOST_CALL:
+      return in->call(&r->host, r->wf, in->task, n, in->call_data);
+    case GF_I_STAGE:
+      return gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
+    case GF_I_WRITE: {
+      st = GF_OK;
+      double plane = gf_eval_number(r->eval, in->param, in->task, n, &st);
+      if (st != GF_OK) return st;
+      gf_writer_submit(r->writer, r->staged_slot, in->file, (int64_t)plane);
+      r->staged_slot = -1;
+      return GF_OK;
+    }
+    case GF_I_ALLOC:
+    case GF_I_FREE:
+      return gf_diag_error(r->diag, GF_INTERNAL,
+                           "internal: task '%s' uses temporaries, which this executor lacks",
+                           r->wf->tasks[in->task].name);
+    case GF_I_CAPTURE_BEGIN:
+    case GF_I_CAPTURE_END:
+    case GF_I_KIND_COUNT:
+      return GF_OK;
+  }
+  return GF_OK;
+}
+
+/* Issues a step's body; the time spent inside each instruction counts as
+ * backend time, what is left of the loop is the runner's own overhead. */
+static gf_status run_body(run *r, const gf_body *body, int64_t n) {
+  gf_status st = GF_OK;
+  for (int i = 0; i < body->ninstrs && st == GF_OK; i++) {
+    int64_t t0 = now_ns();
+    st = issue(r, &body->instrs[i], n);
+    r->backend_ns += now_ns() - t0;
+  }
   return st;
 }
 
@@ -424,8 +249,8 @@ static gf_status check_fields(run *r, int64_t n) {
     int f = check->fields[c];
     const gf_field *field = &wf->fields[f];
     for (int k = 0; k < field->ring; k++) {
-      if (b->ops->copy_async(b, stream, r->check_buffer, r->inst[f][k], field->bytes,
-                             (gf_tag){-1, n}) != GF_OK ||
+      if (b->ops->copy_async(b, stream, r->check_buffer, gf_memory_instance(r->memory, f, k),
+                             field->bytes, (gf_tag){-1, n}) != GF_OK ||
           b->ops->stream_synchronize(b, stream) != GF_OK)
         return gf_diag_error(r->diag, GF_INTERNAL,
                              "check at step %" PRId64 ": copying field '%s' instance %d: %s", n,
@@ -435,7 +260,7 @@ static gf_status check_fields(run *r, int64_t n) {
       if (at < 0) continue;
       char cell[96] = "";
       int64_t index[GF_MAX_DIMS] = {0};
-      cell_of(field, at, index);
+      gf_field_cell(field, at, index);
       for (int d = 0; d < field->ndim; d++)
         snprintf(cell + strlen(cell), sizeof cell - strlen(cell), "%s%" PRId64, d ? ", " : "",
                  index[d]);
@@ -462,7 +287,7 @@ static gf_status allocate_check_buffer(run *r) {
     if (r->wf->fields[check->fields[c]].bytes > bytes)
       bytes = r->wf->fields[check->fields[c]].bytes;
   if (!check->every || bytes == 0) return GF_OK;
-  if (r->b->ops->alloc(r->b, GF_SPACE_PINNED, bytes, &r->check_buffer) != GF_OK)
+  if (gf_memory_alloc(r->memory, GF_SPACE_PINNED, bytes, NULL, &r->check_buffer) != GF_OK)
     return gf_diag_at(r->diag, check->loc, GF_INTERNAL,
                       "cannot allocate the check's host buffer (%zu bytes): %s", bytes,
                       r->b->error);
@@ -477,15 +302,8 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
                         const gf_run_options *options) {
   const gf_workflow *wf = r->wf;
   gf_backend *b = r->b;
-  double points = 0, bytes = 0;
-  int64_t kernel_calls = 0;
-  for (int t = 0; t < wf->ntasks; t++) {
-    if (wf->tasks[t].kind != GF_TASK_KERNEL) continue;
-    int64_t count = r->count[t];
-    points += (double)r->tasks[t].points * (double)count;
-    bytes += (double)r->tasks[t].points * (double)count * wf->tasks[t].kernel->bytes_per_point;
-    kernel_calls += count;
-  }
+  double points = r->points, bytes = r->kernel_bytes;
+  int64_t kernel_calls = r->kernel_calls;
   double overhead_us =
       r->task_ops ? ((double)(wall_s * 1e9) - (double)r->backend_ns) / 1e3 / (double)r->task_ops
                   : 0;
@@ -505,14 +323,13 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
                 ",\n  \"total_s\": %.9f,\n  \"flushed_s\": %.9f,\n"
                 "  \"gpts_per_s\": %.6f,\n  \"effective_gb_per_s\": %.6f,\n"
                 "  \"runner_overhead_us_per_task\": %.4f,\n  \"tasks\": [",
-                gf_schedule_name(wf->schedule), steps_run,
-                steps_run == wf->steps ? "true" : "false", wall_s, flushed_s, points / wall_s / 1e9,
-                bytes / wall_s / 1e9, overhead_us);
+                wf->schedule->name, steps_run, steps_run == wf->steps ? "true" : "false", wall_s,
+                flushed_s, points / wall_s / 1e9, bytes / wall_s / 1e9, overhead_us);
   if (!options->quiet) {
     char of[48] = "";
     if (steps_run != wf->steps) snprintf(of, sizeof of, " of %" PRId64, wf->steps);
     fprintf(stderr, "gflow: %s: %" PRId64 "%s steps in %.3f ms on the %s backend (schedule %s)\n",
-            wf->name, steps_run, of, wall_s * 1e3, b->name, gf_schedule_name(wf->schedule));
+            wf->name, steps_run, of, wall_s * 1e3, b->name, wf->schedule->name);
     fprintf(stderr, "  %-14s %-7s %9s %12s %10s\n", "task", "kind", "count", "busy ms", "mean us");
   }
   for (int i = 0; i < wf->ntasks; i++) {
@@ -525,13 +342,13 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     gf_buf_printf(&j, &len, &cap, "%s\n    {\"name\": ", i ? "," : "");
     gf_json_string(&j, &len, &cap, task->name);
     gf_buf_printf(&j, &len, &cap, ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"busy_ms\": %.6f}",
-                  gf_task_kind_name(task->kind), count, busy_ms);
+                  task->kind->name, count, busy_ms);
     if (!options->quiet && timed)
-      fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12.3f %10.2f\n", task->name,
-              gf_task_kind_name(task->kind), count, busy_ms, busy_ms * 1e3 / (double)count);
+      fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12.3f %10.2f\n", task->name, task->kind->name,
+              count, busy_ms, busy_ms * 1e3 / (double)count);
     else if (!options->quiet)
-      fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12s %10s\n", task->name,
-              gf_task_kind_name(task->kind), count, "-", "-");
+      fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12s %10s\n", task->name, task->kind->name, count,
+              "-", "-");
   }
   gf_buf_printf(&j, &len, &cap, "\n  ]\n}\n");
   if (!options->quiet) {
@@ -550,67 +367,91 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
 
 /* ---- entry ----------------------------------------------------------------- */
 
-gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
+static gf_status create_streams_and_events(run *r) {
+  gf_backend *b = r->b;
+  gf_status st = GF_OK;
+  r->streams = gf_xcalloc((size_t)r->nstreams, sizeof *r->streams);
+  r->events = gf_xcalloc((size_t)(r->nevents ? r->nevents : 1), sizeof *r->events);
+  r->fences = gf_xcalloc((size_t)(2 * r->nstreams) + 1, sizeof *r->fences);
+  for (int s = 0; s < r->nstreams && st == GF_OK; s++)
+    if (b->ops->stream_create(b, &r->streams[s]) != GF_OK)
+      st = gf_diag_error(r->diag, GF_INTERNAL, "cannot create stream %s: %s",
+                         gf_plan_stream_name(r->plan, s), b->error);
+  for (int e = 0; e < r->nevents && st == GF_OK; e++)
+    if (b->ops->event_create(b, &r->events[e]) != GF_OK)
+      st = gf_diag_error(r->diag, GF_INTERNAL, "cannot create an event: %s", b->error);
+  for (int e = 0; e < 2 * r->nstreams && st == GF_OK; e++)
+    if (b->ops->event_create(b, &r->fences[e]) != GF_OK)
+      st = gf_diag_error(r->diag, GF_INTERNAL, "cannot create an event: %s", b->error);
+  return st;
+}
+
+static void destroy_streams_and_events(run *r) {
+  gf_backend *b = r->b;
+  for (int e = 0; e < r->nevents; e++)
+    if (r->events && r->events[e]) b->ops->event_destroy(b, r->events[e]);
+  for (int e = 0; e < 2 * r->nstreams; e++)
+    if (r->fences && r->fences[e]) b->ops->event_destroy(b, r->fences[e]);
+  for (int s = 0; s < r->nstreams; s++)
+    if (r->streams && r->streams[s]) b->ops->stream_destroy(b, r->streams[s]);
+  free(r->events);
+  free(r->fences);
+  free(r->streams);
+}
+
+/* The loop: every step of every segment, compiling the next stretch of
+ * steps when the program ends before the loop does. Stops at a signal (at a
+ * step boundary) or at the first failure; *steps_run counts the steps done. */
+static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_run,
+                          int *stop_signal) {
+  const gf_workflow *wf = r->wf;
+  gf_status st = GF_OK;
+  int64_t n = 0;
+  while (n < wf->steps && st == GF_OK) {
+    if (n == gf_program_end(r->program) &&
+        (st = gf_program_compile(r->program, n, GF_VALIDATE_MAX_STEPS, r->diag)) != GF_OK)
+      break;
+    int nsegments;
+    const gf_segment *segments = gf_program_segments(r->program, &nsegments);
+    for (int s = 0; s < nsegments && st == GF_OK; s++) {
+      const gf_segment *seg = &segments[s];
+      for (int64_t k = 0; k < seg->steps && st == GF_OK; k++, n++) {
+        if (options->stop && *options->stop) { /* a step boundary: stop here */
+          *stop_signal = (int)*options->stop;
+          return GF_OK;
+        }
+        st = run_body(r, gf_program_body(r->program, seg->bodies[k % seg->period]), n);
+        if (st == GF_OK) *steps_run = n + 1;
+        if (st == GF_OK) st = fence_step(r, n);
+        if (st == GF_OK && wf->check.every && (n + 1) % wf->check.every == 0)
+          st = check_fields(r, n);
+      }
+    }
+  }
+  return st;
+}
+
+gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval, gf_backend *b,
                       const gf_run_options *options, gf_diag *diag) {
-  run r = {.wf = wf, .plan = plan, .b = b, .diag = diag};
-  r.nstreams = gf_plan_stream_count(plan);
-  r.nslots = gf_plan_event_slots(plan);
+  run r = {.wf = wf, .program = program, .b = b, .diag = diag, .eval = eval, .staged_slot = -1};
+  r.plan = gf_program_plan(program);
+  r.host.eval = eval;
+  r.nstreams = gf_plan_stream_count(r.plan);
+  r.nevents = gf_program_event_count(program);
   b->timing = gf_xcalloc((size_t)wf->ntasks, sizeof *b->timing);
   r.count = gf_xcalloc((size_t)wf->ntasks, sizeof *r.count);
-  gf_status st = check_capacity(&r);
-  if (st == GF_OK) st = allocate_fields(&r);
-
-  r.streams = gf_xcalloc((size_t)r.nstreams, sizeof *r.streams);
-  r.events = gf_xcalloc((size_t)(r.nstreams * r.nslots), sizeof *r.events);
-  for (int s = 0; s < r.nstreams && st == GF_OK; s++)
-    if (b->ops->stream_create(b, &r.streams[s]) != GF_OK)
-      st = gf_diag_error(diag, GF_INTERNAL, "cannot create stream %s: %s",
-                         gf_plan_stream_name(plan, s), b->error);
-  for (int e = 0; e < r.nstreams * r.nslots && st == GF_OK; e++)
-    if (b->ops->event_create(b, &r.events[e]) != GF_OK)
-      st = gf_diag_error(diag, GF_INTERNAL, "cannot create an event: %s", b->error);
-  r.fences = gf_xcalloc((size_t)(2 * r.nstreams) + 1, sizeof *r.fences);
-  for (int e = 0; e < 2 * r.nstreams && st == GF_OK; e++)
-    if (b->ops->event_create(b, &r.fences[e]) != GF_OK)
-      st = gf_diag_error(diag, GF_INTERNAL, "cannot create an event: %s", b->error);
-  r.user_events = gf_xcalloc((size_t)(wf->nevents ? wf->nevents : 1), sizeof *r.user_events);
-  for (int e = 0; e < wf->nevents && st == GF_OK; e++)
-    if (b->ops->event_create(b, &r.user_events[e]) != GF_OK)
-      st = gf_diag_error(diag, GF_INTERNAL, "cannot create an event: %s", b->error);
-  for (int f = 0; f < wf->nfields && st == GF_OK; f++) st = init_field(&r, f, r.streams[0]);
-  for (int f = 0; f < wf->nfields && st == GF_OK; f++) {
-    const gf_field *field = &wf->fields[f];
-    if (field->space != GF_SPACE_MANAGED || !b->ops->managed_prepare) continue;
-    for (int k = 0; k < field->ring && st == GF_OK; k++)
-      if (b->ops->managed_prepare(b, r.inst[f][k], field->bytes, field->prefetch,
-                                  field->read_mostly) != GF_OK)
-        st = gf_diag_at(diag, field->loc, GF_INTERNAL, "preparing managed field '%s': %s",
-                        field->name, b->error);
-  }
+  gf_status st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
+  if (st == GF_OK) st = create_streams_and_events(&r);
   if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, diag, &r.writer);
   if (st == GF_OK) st = allocate_check_buffer(&r);
-  if (st == GF_OK) prepare_tasks(&r);
+  if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, diag);
 
   double wall_s = 0, flushed_s = 0;
   int64_t t0 = now_ns(), steps_run = 0;
   int stop_signal = 0; /* the signal that stopped the loop */
   if (st == GF_OK) {
-    gf_plan_reset(plan);
     t0 = now_ns();
-    for (int64_t n = 0; n < wf->steps && st == GF_OK; n++) {
-      if (options->stop && *options->stop) { /* a step boundary: stop here */
-        stop_signal = (int)*options->stop;
-        break;
-      }
-      const gf_op *ops;
-      int nops;
-      st = gf_plan_step(plan, n, diag, &ops, &nops);
-      for (int i = 0; i < nops && st == GF_OK; i++) st = run_op(&r, &ops[i], n);
-      if (st == GF_OK) steps_run = n + 1;
-      if (st == GF_OK) st = fence_step(&r, n);
-      if (st == GF_OK && wf->check.every && (n + 1) % wf->check.every == 0)
-        st = check_fields(&r, n);
-    }
+    st = run_loop(&r, options, &steps_run, &stop_signal);
   }
   /* A stopped run keeps its files; a failed one does not. */
   int keep = st == GF_OK || st == GF_DIVERGED;
@@ -660,21 +501,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
   }
 
   gf_writer_destroy(r.writer);
-  for (int e = 0; e < r.nstreams * r.nslots; e++)
-    if (r.events[e]) b->ops->event_destroy(b, r.events[e]);
-  for (int e = 0; e < wf->nevents; e++)
-    if (r.user_events[e]) b->ops->event_destroy(b, r.user_events[e]);
-  free(r.user_events);
-  for (int e = 0; e < 2 * r.nstreams; e++)
-    if (r.fences[e]) b->ops->event_destroy(b, r.fences[e]);
-  free(r.fences);
-  for (int s = 0; s < r.nstreams; s++)
-    if (r.streams[s]) b->ops->stream_destroy(b, r.streams[s]);
-  free(r.events);
-  free(r.streams);
-  if (r.check_buffer) b->ops->free(b, GF_SPACE_PINNED, r.check_buffer);
-  free_fields(&r);
-  free(r.tasks);
+  destroy_streams_and_events(&r);
+  gf_memory_destroy(r.memory);
   free(r.count);
   free(b->timing);
   b->timing = NULL;

@@ -1,5 +1,5 @@
-/* exec.h - the time loop: allocate and initialise the fields, then, step by
- * step, carry out the planner's operations on a backend, and report timings. */
+/* exec.h - the time loop: allocate and initialise the fields, bind the
+ * compiled program, interpret it on a backend step by step, and report. */
 #ifndef GF_EXEC_H
 #define GF_EXEC_H
 
@@ -9,7 +9,8 @@
 
 #include "backend.h"
 #include "error.h"
-#include "graph.h"
+#include "eval.h"
+#include "program.h"
 #include "workflow.h"
 
 typedef struct gf_run_options {
@@ -20,7 +21,9 @@ typedef struct gf_run_options {
   const volatile sig_atomic_t *stop;
 } gf_run_options;
 
-/* Runs the whole workflow. Writes outputs, NAME.json sidecars and timings.json
+/* Runs the whole workflow: `program` holds the steps compiled so far (the
+ * caller compiles the first stretch, so nothing runs before it checks out);
+ * the rest is compiled as the loop reaches it. Writes outputs, NAME.json sidecars and timings.json
  * into options->out_dir; prints the timing report on stderr. A failure names
  * the task, stream and step and leaves no output under a final name.
  *
@@ -30,7 +33,7 @@ typedef struct gf_run_options {
  * with `"complete": false` in their sidecars; the result is GF_INTERRUPTED
  * (SIGINT), GF_TERMINATED (SIGTERM) or GF_DIVERGED (the check), unless the
  * outputs themselves cannot be written (GF_IOERR). */
-gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *backend,
-                      const gf_run_options *options, gf_diag *diag);
+gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
+                      gf_backend *backend, const gf_run_options *options, gf_diag *diag);
 
 #endif

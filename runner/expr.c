@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -914,4 +915,14 @@ gf_status gf_expr_compile(const char *text, const gf_scope *scope, gf_diag *diag
 fail:
   free(p.ops);
   return status;
+}
+
+const char *gf_number_text(double v, char *buf, size_t size) {
+  if (isnan(v)) return "NaN";
+  snprintf(buf, size, "%g", v);
+  return buf;
+}
+
+int gf_is_index(double v, double count) {
+  return v >= 0 && v < count && v == floor(v);
 }

@@ -18,6 +18,8 @@
 #ifndef GF_EXPR_H
 #define GF_EXPR_H
 
+#include <stddef.h>
+
 #include "error.h"
 
 typedef struct gf_expr gf_expr;
@@ -72,5 +74,12 @@ int gf_expr_calls_hook(const gf_expr *expr);
 const char *gf_expr_text(const gf_expr *expr);
 
 void gf_expr_free(gf_expr *expr);
+
+/* A value for a message: "NaN" rather than printf's "-nan", else %g. Returns buf. */
+const char *gf_number_text(double v, char *buf, size_t size);
+
+/* Is `v` an integer in [0, count)? False for NaN and infinities, and decided
+ * before anything converts `v` to an integer type. */
+int gf_is_index(double v, double count);
 
 #endif

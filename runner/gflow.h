@@ -44,6 +44,9 @@ typedef enum gf_access {
   GF_ACCESS_READ = 1,
   GF_ACCESS_WRITE = 2,
   GF_ACCESS_READ_WRITE = 3,
+  /* With WRITE: the kernel writes only cells at least `halo` from each edge
+   * of the grid, so work on the halo strips need not wait for it. */
+  GF_ACCESS_INTERIOR = 4,
 } gf_access;
 
 /* Sentinel default of a GF_PARAM_INDEX parameter: the grid's centre cell. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hooks.h"
+#include "schedule.h"
 
 /* Event slots per stream. A wait targets the oldest record that covers the
  * operation it needs; when that slot has been re-recorded, the newer record on
@@ -26,17 +26,23 @@ typedef struct stream_state {
   int next_slot;
 } stream_state;
 
-/* One access to a field instance, as the hazard check remembers it. */
+/* One access to a region of a field instance, as the hazard check remembers it. */
 typedef struct access {
   int stream; /* -1: the host, before the loop */
   int64_t seq;
   int task;
   int64_t step;
+  int writes;
+  gf_region region;
 } access;
 
+/* The accesses to one field instance that a later access may conflict with:
+ * a write drops the accesses its region covers (anything conflicting with
+ * them conflicts with it, and it is ordered after them), a read drops the
+ * reads on its own stream that its region covers. */
 typedef struct buffer_state {
-  access writer;
-  access *readers; /* per stream; seq 0: none since the last write */
+  access *list;
+  int count, cap;
 } buffer_state;
 
 /* Where an earlier instance of a task ran, for `after: task@n-k`. */
@@ -56,9 +62,6 @@ typedef struct user_event {
 } user_event;
 
 typedef struct task_plan {
-  const gf_ref *refs[GF_MAX_TASK_REFS];
-  gf_access access[GF_MAX_TASK_REFS];
-  int nrefs;
   instance *history; /* ring of `history_len` instances, indexed by step */
   int history_len;
   int records;    /* 1: record an event after each instance */
@@ -67,7 +70,9 @@ typedef struct task_plan {
 
 struct gf_plan {
   const gf_workflow *wf;
+  const gf_schedule *schedule;
   gf_diag *diag;
+  gf_sched_streams sched; /* the schedule's streams and its state */
   int nstreams;
   char **stream_names;
   int *order; /* issue order of tasks within a step */
@@ -82,8 +87,6 @@ struct gf_plan {
   int64_t *scratch_clock;
   buffer_state *buffers;
   user_event *events; /* the workflow's own, honoured under streams and events */
-  int auto_io_streams;
-  int64_t auto_io_next;
 
   gf_op *ops;
   int nops, ops_cap;
@@ -93,10 +96,6 @@ struct gf_plan {
 
   /* totals over the steps planned, for the summary */
   int64_t n_records, n_stream_waits, n_host_waits;
-
-  /* hook calls from expressions */
-  int cur_task;
-  int64_t cur_step;
 };
 
 /* ---- small helpers --------------------------------------------------------- */
@@ -104,70 +103,6 @@ struct gf_plan {
 static void clock_join(int64_t *dst, const int64_t *src, int n) {
   for (int i = 0; i < n; i++)
     if (src[i] > dst[i]) dst[i] = src[i];
-}
-
-int gf_task_refs(const gf_task *task, const gf_ref *refs[GF_MAX_TASK_REFS],
-                 gf_access access[GF_MAX_TASK_REFS]) {
-  int n = 0;
-  switch (task->kind) {
-    case GF_TASK_KERNEL:
-      for (int i = 0; i < task->nargs && n < GF_MAX_TASK_REFS; i++)
-        if (task->args[i].param->type == GF_PARAM_ARRAY) {
-          refs[n] = &task->args[i].ref;
-          access[n++] = task->args[i].param->access;
-        }
-      break;
-    case GF_TASK_COPY:
-      refs[n] = &task->from;
-      access[n++] = GF_ACCESS_READ;
-      refs[n] = &task->to;
-      access[n++] = GF_ACCESS_WRITE;
-      break;
-    case GF_TASK_OUTPUT:
-      refs[n] = &task->from;
-      access[n++] = GF_ACCESS_READ;
-      break;
-    case GF_TASK_HOOK:
-      break;
-  }
-  return n;
-}
-
-static double plan_call_hook(void *user, int hook, const double *args, int nargs,
-                             gf_status *status) {
-  gf_plan *plan = user;
-  const gf_workflow *wf = plan->wf;
-  char context[160];
-  if (plan->cur_task >= 0)
-    snprintf(context, sizeof context, "task '%s', step %" PRId64, wf->tasks[plan->cur_task].name,
-             plan->cur_step);
-  else
-    snprintf(context, sizeof context, "step %" PRId64, plan->cur_step);
-  double result = 0;
-  gf_status st = gf_lua_call(wf->lua, wf->hooks[hook].lua_id, args, nargs, &result,
-                             wf->hooks[hook].name, context);
-  if (st != GF_OK) *status = st;
-  return result;
-}
-
-double gf_plan_eval(gf_plan *plan, const gf_expr *expr, int task, int64_t n, gf_status *status) {
-  plan->cur_task = task;
-  plan->cur_step = n;
-  gf_eval_ctx ctx = {.n = (double)n, .vars = NULL, .call_hook = plan_call_hook, .user = plan};
-  return gf_expr_eval(expr, &ctx, status);
-}
-
-/* A value for a message: "NaN" rather than printf's "-nan". */
-static const char *number_text(double v, char *buf, size_t size) {
-  if (isnan(v)) return "NaN";
-  snprintf(buf, size, "%g", v);
-  return buf;
-}
-
-/* Is `v` an integer in [0, count)? False for NaN and infinities, and decided
- * before anything converts `v` to an integer type. */
-static int is_index(double v, double count) {
-  return v >= 0 && v < count && v == floor(v);
 }
 
 /* Floored modulo: the ring instance of index `i`, an integer of at most 2^53. */
@@ -200,45 +135,6 @@ static void push_edge(gf_plan *plan, gf_edge edge) {
 }
 
 /* ---- building the plan ----------------------------------------------------- */
-
-static void add_stream(gf_plan *plan, char *name) {
-  plan->stream_names =
-      gf_xrealloc(plan->stream_names, (size_t)(plan->nstreams + 1) * sizeof(char *));
-  plan->stream_names[plan->nstreams++] = name;
-}
-
-/* Streams of the schedule: sync has one, streams/events the workflow's, auto a
- * compute stream plus one IO stream per instance of the deepest ring an IO
- * task reads, so each copy of a rotating field can proceed on its own. */
-static void plan_streams(gf_plan *plan) {
-  const gf_workflow *wf = plan->wf;
-  switch (wf->schedule) {
-    case GF_SCHED_SYNC:
-      add_stream(plan, gf_xstrdup("main"));
-      break;
-    case GF_SCHED_STREAMS:
-    case GF_SCHED_EVENTS:
-      for (int s = 0; s < wf->nstreams; s++) {
-        char buf[128];
-        add_stream(plan, gf_xstrdup(gf_workflow_stream_name(wf, s, buf, sizeof buf)));
-      }
-      break;
-    case GF_SCHED_AUTO: {
-      int io = 0, deepest = 1;
-      for (int t = 0; t < wf->ntasks; t++) {
-        const gf_task *task = &wf->tasks[t];
-        if (task->kind != GF_TASK_COPY && task->kind != GF_TASK_OUTPUT) continue;
-        io = 1;
-        if (wf->fields[task->from.field].ring > deepest)
-          deepest = wf->fields[task->from.field].ring;
-      }
-      add_stream(plan, gf_xstrdup("compute"));
-      plan->auto_io_streams = io ? (deepest < 8 ? deepest : 8) : 0;
-      for (int k = 0; k < plan->auto_io_streams; k++) add_stream(plan, gf_xasprintf("io[%d]", k));
-      break;
-    }
-  }
-}
 
 /* Issue order: a topological order of the same-step `after` edges, ties broken
  * by the order the file lists the tasks. */
@@ -305,45 +201,15 @@ static gf_status plan_order(gf_plan *plan) {
   return st;
 }
 
-/* Two outputs into one file would overwrite each other's planes. */
-static gf_status check_output_files(const gf_workflow *wf, gf_diag *diag) {
-  for (int t = 0; t < wf->ntasks; t++)
-    for (int u = 0; u < t; u++)
-      if (wf->tasks[t].kind == GF_TASK_OUTPUT && wf->tasks[u].kind == GF_TASK_OUTPUT &&
-          strcmp(wf->tasks[t].file, wf->tasks[u].file) == 0)
-        return gf_diag_at(diag, wf->tasks[t].loc, GF_INVALID, "tasks '%s' and '%s' both write '%s'",
-                          wf->tasks[u].name, wf->tasks[t].name, wf->tasks[t].file);
-  return GF_OK;
-}
-
-/* Who may touch what, on every backend alike: a GPU kernel cannot reach
- * pageable host memory, so a workflow that relies on it is wrong everywhere. */
-static gf_status check_memory_rules(const gf_workflow *wf, gf_diag *diag) {
-  for (int t = 0; t < wf->ntasks; t++) {
-    const gf_task *task = &wf->tasks[t];
-    for (int a = 0; a < task->nargs; a++) {
-      const gf_arg *arg = &task->args[a];
-      if (arg->param->type != GF_PARAM_ARRAY || wf->fields[arg->ref.field].space != GF_SPACE_HOST)
-        continue;
-      return gf_diag_at(
-          diag, arg->loc, GF_INVALID,
-          "kernel argument '%s' of task '%s' is field '%s' in host (pageable) memory, "
-          "which kernels cannot access on a GPU; use device, managed, pinned or pool",
-          arg->param->name, task->name, wf->fields[arg->ref.field].name);
-    }
-  }
-  return GF_OK;
-}
-
 gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
-  gf_status checked = check_output_files(wf, diag);
-  if (checked == GF_OK) checked = check_memory_rules(wf, diag);
-  if (checked != GF_OK) return checked;
   gf_plan *plan = gf_xcalloc(1, sizeof *plan);
   plan->wf = wf;
+  plan->schedule = wf->schedule;
   plan->diag = diag;
   plan->order = gf_xcalloc((size_t)wf->ntasks, sizeof(int));
-  plan_streams(plan);
+  plan->schedule->declare_streams(wf, &plan->sched);
+  plan->nstreams = plan->sched.count;
+  plan->stream_names = plan->sched.names;
   gf_status st = plan_order(plan);
   if (st != GF_OK) {
     gf_plan_free(plan);
@@ -352,11 +218,7 @@ gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
 
   int S = plan->nstreams;
   plan->tasks = gf_xcalloc((size_t)wf->ntasks, sizeof *plan->tasks);
-  for (int t = 0; t < wf->ntasks; t++) {
-    task_plan *tp = &plan->tasks[t];
-    tp->nrefs = gf_task_refs(&wf->tasks[t], tp->refs, tp->access);
-    tp->history_len = 1;
-  }
+  for (int t = 0; t < wf->ntasks; t++) plan->tasks[t].history_len = 1;
   /* History deep enough for the longest lag pointing at each task; events
    * after every task that another may wait on. */
   for (int t = 0; t < wf->ntasks; t++)
@@ -364,12 +226,12 @@ gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
       const gf_dep *dep = &wf->tasks[t].after[d];
       task_plan *target = &plan->tasks[dep->task];
       if (dep->lag + 1 > target->history_len) target->history_len = dep->lag + 1;
-      if (wf->schedule == GF_SCHED_EVENTS) target->records = 1;
+      if (plan->schedule->flags & GF_SCHED_EVENT_WAITS) target->records = 1;
     }
   for (int t = 0; t < wf->ntasks; t++) {
     task_plan *tp = &plan->tasks[t];
-    if (wf->schedule == GF_SCHED_AUTO && wf->tasks[t].kind != GF_TASK_HOOK) tp->records = 1;
-    if (wf->tasks[t].kind == GF_TASK_HOOK) tp->records = 0;
+    if (plan->schedule->flags & GF_SCHED_RECORD_ALL) tp->records = 1;
+    if (wf->tasks[t].kind->traits & GF_KIND_ON_HOST) tp->records = 0;
     tp->history = gf_xcalloc((size_t)tp->history_len, sizeof *tp->history);
   }
 
@@ -390,8 +252,6 @@ gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
   for (int e = 0; e < wf->nevents; e++)
     plan->events[e].clock = gf_xcalloc((size_t)S, sizeof(int64_t));
   plan->buffers = gf_xcalloc((size_t)plan->nbuffers, sizeof *plan->buffers);
-  for (int b = 0; b < plan->nbuffers; b++)
-    plan->buffers[b].readers = gf_xcalloc((size_t)S, sizeof(access));
   gf_plan_reset(plan);
   *out = plan;
   return GF_OK;
@@ -400,7 +260,7 @@ gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
 void gf_plan_reset(gf_plan *plan) {
   int S = plan->nstreams;
   plan->next_step = 0;
-  plan->auto_io_next = 0;
+  plan->sched.io_next = 0;
   plan->n_records = plan->n_stream_waits = plan->n_host_waits = 0;
   for (int s = 0; s < S; s++) {
     stream_state *ss = &plan->streams[s];
@@ -414,10 +274,7 @@ void gf_plan_reset(gf_plan *plan) {
   }
   memset(plan->host_clock, 0, (size_t)S * sizeof(int64_t));
   for (int e = 0; e < plan->wf->nevents; e++) plan->events[e].seq = 0;
-  for (int b = 0; b < plan->nbuffers; b++) {
-    plan->buffers[b].writer = (access){.stream = -1, .seq = 0, .task = -1, .step = -1};
-    memset(plan->buffers[b].readers, 0, (size_t)S * sizeof(access));
-  }
+  for (int b = 0; b < plan->nbuffers; b++) plan->buffers[b].count = 0;
   for (int t = 0; t < plan->wf->ntasks; t++) {
     task_plan *tp = &plan->tasks[t];
     tp->active = 0;
@@ -436,7 +293,7 @@ void gf_plan_free(gf_plan *plan) {
     }
   free(plan->streams);
   if (plan->buffers)
-    for (int b = 0; b < plan->nbuffers; b++) free(plan->buffers[b].readers);
+    for (int b = 0; b < plan->nbuffers; b++) free(plan->buffers[b].list);
   free(plan->buffers);
   if (plan->events)
     for (int e = 0; e < plan->wf->nevents; e++) free(plan->events[e].clock);
@@ -498,11 +355,11 @@ static void host_sync_stream(gf_plan *plan, int64_t *clock, int other) {
 static void order_after(gf_plan *plan, int s, int64_t *clock, int other, int64_t seq) {
   int S = plan->nstreams;
   stream_state *os = &plan->streams[other];
-  if (plan->wf->schedule == GF_SCHED_STREAMS || plan->wf->schedule == GF_SCHED_SYNC) {
+  if (!(plan->schedule->flags & GF_SCHED_EVENT_WAITS)) {
     host_sync_stream(plan, clock, other);
     return;
   }
-  /* events and auto: the oldest record on `other` that covers seq */
+  /* the oldest record on `other` that covers seq */
   int best = -1;
   for (int k = 0; k < EVENT_SLOTS; k++)
     if (os->slots[k].seq >= seq && (best < 0 || os->slots[k].seq < os->slots[best].seq)) best = k;
@@ -524,7 +381,7 @@ static void order_after(gf_plan *plan, int s, int64_t *clock, int other, int64_t
 }
 
 static gf_status report_hazard(gf_plan *plan, int t, int64_t n, int s, const gf_ref *ref, int inst,
-                               gf_access mine, const access *other, int other_writes) {
+                               gf_access mine, const access *other) {
   const gf_workflow *wf = plan->wf;
   const gf_task *task = &wf->tasks[t];
   const gf_task *peer = &wf->tasks[other->task];
@@ -546,77 +403,22 @@ static gf_status report_hazard(gf_plan *plan, int t, int64_t n, int s, const gf_
                     task->name, n, gf_plan_stream_name(plan, s),
                     (mine & GF_ACCESS_WRITE) ? "writes" : "reads", field->name, where, peer->name,
                     other->step, gf_plan_stream_name(plan, other->stream),
-                    other_writes ? "writing" : "reading", hint);
+                    other->writes ? "writing" : "reading", hint);
 }
 
-/* The stream task t runs on at step n. */
-static gf_status task_stream(gf_plan *plan, int t, int64_t n, int *out) {
-  const gf_workflow *wf = plan->wf;
-  const gf_task *task = &wf->tasks[t];
-  if (task->kind == GF_TASK_HOOK) {
-    *out = -1;
-    return GF_OK;
-  }
-  switch (wf->schedule) {
-    case GF_SCHED_SYNC:
-      *out = 0;
-      return GF_OK;
-    case GF_SCHED_AUTO:
-      if (task->kind == GF_TASK_KERNEL || plan->auto_io_streams == 0)
-        *out = 0;
-      else
-        *out = 1 + (int)(plan->auto_io_next++ % plan->auto_io_streams);
-      return GF_OK;
-    case GF_SCHED_STREAMS:
-    case GF_SCHED_EVENTS:
-      break;
-  }
-  const gf_stream_group *group = &wf->groups[task->stream.group];
-  int index = 0;
-  if (task->stream.index) {
-    gf_status st = GF_OK;
-    double v = gf_plan_eval(plan, task->stream.index, t, n, &st);
-    if (st != GF_OK) return st;
-    if (!is_index(v, group->count))
-      return gf_diag_at(plan->diag, task->stream.loc, GF_INVALID,
-                        "stream index %s is out of range for '%s' (0..%d) at step %" PRId64,
-                        number_text(v, (char[32]){0}, 32), group->name, group->count - 1, n);
-    index = (int)v;
-  }
-  *out = group->first + index;
-  return GF_OK;
-}
-
-/* The flat index of the event a reference names at step n. */
-static gf_status event_index(gf_plan *plan, const gf_stream_ref *ref, int t, int64_t n, int *out) {
-  const gf_stream_group *group = &plan->wf->event_groups[ref->group];
-  int index = 0;
-  if (ref->index) {
-    gf_status st = GF_OK;
-    double v = gf_plan_eval(plan, ref->index, t, n, &st);
-    if (st != GF_OK) return st;
-    if (!is_index(v, group->count))
-      return gf_diag_at(plan->diag, ref->loc, GF_INVALID,
-                        "event index %s is out of range for '%s' (0..%d) at step %" PRId64,
-                        number_text(v, (char[32]){0}, 32), group->name, group->count - 1, n);
-    index = (int)v;
-  }
-  *out = group->first + index;
-  return GF_OK;
-}
-
-/* `wait:` (the task's stream, or the host for a hook task) and `host_wait:`:
+/* `wait:` (the task's stream, or the host for a host task) and `host_wait:`:
  * each wait on a recorded event orders the task after what the event
  * captured; an event never recorded is complete, as in HIP. */
 static gf_status explicit_waits(gf_plan *plan, int t, int64_t n, int s, int64_t *clock) {
-  const gf_task *task = &plan->wf->tasks[t];
+  const gf_workflow *wf = plan->wf;
+  const gf_task *task = &wf->tasks[t];
   int S = plan->nstreams;
   for (int pass = 0; pass < 2; pass++) {
     const gf_stream_ref *refs = pass ? task->wait : task->host_wait;
     int count = pass ? task->nwait : task->nhost_wait;
     for (int i = 0; i < count; i++) {
       int e;
-      gf_status st = event_index(plan, &refs[i], t, n, &e);
+      gf_status st = gf_group_member(wf->event_groups, &refs[i], n, "event", plan->diag, &e);
       if (st != GF_OK) return st;
       const user_event *ev = &plan->events[e];
       if (ev->seq == 0) continue;
@@ -637,47 +439,81 @@ static gf_status explicit_waits(gf_plan *plan, int t, int64_t n, int s, int64_t 
   return GF_OK;
 }
 
+/* The accesses of a buffer that access (a, region) by task t conflicts with:
+ * writes first, then reads in stream order. */
+static int find_conflicts(const gf_plan *plan, const buffer_state *buf, gf_access a,
+                          const gf_region *region, int t, int64_t n, const access **out,
+                          gf_edge_kind *kinds) {
+  int count = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int s = -1; s < (pass ? plan->nstreams : 0); s++)
+      for (int i = 0; i < buf->count; i++) {
+        const access *x = &buf->list[i];
+        if (x->writes != !pass || (pass && x->stream != s)) continue;
+        if (!x->writes && !(a & GF_ACCESS_WRITE)) continue; /* two reads */
+        if (x->task == t && x->step == n) continue;         /* the same task reading and writing */
+        if (!gf_region_overlaps(&x->region, region)) continue;
+        out[count] = x;
+        kinds[count++] =
+            x->writes ? ((a & GF_ACCESS_WRITE) ? GF_EDGE_WAW : GF_EDGE_RAW) : GF_EDGE_WAR;
+      }
+  return count;
+}
+
+/* Remembers an access, dropping those it makes redundant. */
+static void remember(buffer_state *buf, access me) {
+  int kept = 0;
+  for (int i = 0; i < buf->count; i++) {
+    const access *x = &buf->list[i];
+    int covered = gf_region_contains(&me.region, &x->region);
+    int redundant = covered && (me.writes || (!x->writes && x->stream == me.stream));
+    if (!redundant) buf->list[kept++] = *x;
+  }
+  buf->count = kept;
+  if (buf->count == buf->cap) {
+    buf->cap = buf->cap ? 2 * buf->cap : 4;
+    buf->list = gf_xrealloc(buf->list, (size_t)buf->cap * sizeof *buf->list);
+  }
+  buf->list[buf->count++] = me;
+}
+
 static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   const gf_workflow *wf = plan->wf;
   const gf_task *task = &wf->tasks[t];
+  const gf_schedule *sched = plan->schedule;
   task_plan *tp = &plan->tasks[t];
   int S = plan->nstreams;
   gf_status st = GF_OK;
 
   if (task->when) {
-    double w = gf_plan_eval(plan, task->when, t, n, &st);
+    double w = gf_expr_eval(task->when, &(gf_eval_ctx){.n = (double)n}, &st);
     if (st != GF_OK) return st;
     if (w == 0) return GF_OK;
   }
   int s = -1;
-  if ((st = task_stream(plan, t, n, &s)) != GF_OK) return st;
+  if (!(task->kind->traits & GF_KIND_ON_HOST) &&
+      (st = sched->stream_of(wf, &plan->sched, t, n, plan->diag, &s)) != GF_OK)
+    return st;
 
   int inst[GF_MAX_TASK_REFS];
-  for (int r = 0; r < tp->nrefs; r++) {
-    const gf_ref *ref = tp->refs[r];
+  for (int r = 0; r < task->naccess; r++) {
+    const gf_ref *ref = &task->access[r].ref;
     double i = 0;
     if (ref->index) {
-      i = gf_plan_eval(plan, ref->index, t, n, &st);
+      i = gf_expr_eval(ref->index, &(gf_eval_ctx){.n = (double)n}, &st);
       if (st != GF_OK) return st;
       if (!(fabs(i) <= 9007199254740992.0 && i == floor(i)))
         return gf_diag_at(plan->diag, ref->loc, GF_INVALID,
                           "the index of field '%s' is %s at step %" PRId64
                           "; it must be an integer",
-                          wf->fields[ref->field].name, number_text(i, (char[32]){0}, 32), n);
+                          wf->fields[ref->field].name, gf_number_text(i, (char[32]){0}, 32), n);
     }
     inst[r] = ring_slot(i, wf->fields[ref->field].ring);
   }
-  int64_t plane = 0;
-  if (task->kind == GF_TASK_OUTPUT) {
-    double p = task->plane ? gf_plan_eval(plan, task->plane, t, n, &st) : (double)n;
-    if (st != GF_OK) return st;
-    if (!is_index(p, (double)task->planes))
-      return gf_diag_at(plan->diag, task->loc, GF_INVALID,
-                        "output plane %s is out of range for '%s' (planes 0..%" PRId64
-                        ") at step %" PRId64,
-                        number_text(p, (char[32]){0}, 32), task->file, task->planes - 1, n);
-    plane = (int64_t)p;
-  }
+  int64_t value = 0;
+  if (task->kind->check_step &&
+      (st = task->kind->check_step(wf, task, n, plan->diag, &value)) != GF_OK)
+    return st;
 
   /* What this task's stream (or the host) already knows to be complete. */
   int64_t *clock = plan->scratch_clock;
@@ -688,7 +524,7 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
     memcpy(clock, plan->host_clock, (size_t)S * sizeof(int64_t));
   }
 
-  int explicit_events = wf->schedule == GF_SCHED_STREAMS || wf->schedule == GF_SCHED_EVENTS;
+  int explicit_events = (sched->flags & GF_SCHED_USER_STREAMS) != 0;
   if (explicit_events && (st = explicit_waits(plan, t, n, s, clock)) != GF_OK) return st;
 
   /* Explicit dependencies. */
@@ -705,37 +541,25 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
                               ordered ? 0 : (int)plan->ops[plan->nops - 1].kind});
   }
 
-  /* Data dependencies: under auto they become waits; otherwise an unordered
-   * conflict is a hazard. */
-  for (int r = 0; r < tp->nrefs; r++) {
-    const gf_ref *ref = tp->refs[r];
-    buffer_state *buf = &plan->buffers[plan->field_base[ref->field] + inst[r]];
-    gf_access a = tp->access[r];
-    const access *conflicts[GF_MAX_STREAMS + 1];
-    gf_edge_kind kinds[GF_MAX_STREAMS + 1];
-    int nconf = 0;
-    if (buf->writer.seq > 0) {
-      conflicts[nconf] = &buf->writer;
-      kinds[nconf++] = (a & GF_ACCESS_WRITE) ? GF_EDGE_WAW : GF_EDGE_RAW;
-    }
-    if (a & GF_ACCESS_WRITE)
-      for (int o = 0; o < S; o++)
-        if (buf->readers[o].seq > 0) {
-          conflicts[nconf] = &buf->readers[o];
-          kinds[nconf++] = GF_EDGE_WAR;
-        }
+  /* Data dependencies: where the schedule infers order they become waits;
+   * otherwise an unordered conflict is a hazard. */
+  for (int r = 0; r < task->naccess; r++) {
+    const gf_access_decl *decl = &task->access[r];
+    buffer_state *buf = &plan->buffers[plan->field_base[decl->ref.field] + inst[r]];
+    const access *conflicts[2 * GF_MAX_STREAMS + 2];
+    gf_edge_kind kinds[2 * GF_MAX_STREAMS + 2];
+    int nconf = find_conflicts(plan, buf, decl->access, &decl->region, t, n, conflicts, kinds);
     for (int c = 0; c < nconf; c++) {
       const access *x = conflicts[c];
-      if (x->task == t && x->step == n) continue; /* the same task reading and writing */
       int ordered = is_ordered(clock, s, x->stream, x->seq);
-      if (!ordered && wf->schedule == GF_SCHED_AUTO) {
+      if (!ordered && (sched->flags & GF_SCHED_INFERS_ORDER)) {
         order_after(plan, s, clock, x->stream, x->seq);
-        push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], ref->field,
+        push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], decl->ref.field,
                                   (int)plan->ops[plan->nops - 1].kind});
       } else if (!ordered) {
-        return report_hazard(plan, t, n, s, ref, inst[r], a, x, kinds[c] != GF_EDGE_WAR);
-      } else if (wf->schedule == GF_SCHED_AUTO && x->step != n) {
-        push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], ref->field, 0});
+        return report_hazard(plan, t, n, s, &decl->ref, inst[r], decl->access, x);
+      } else if ((sched->flags & GF_SCHED_INFERS_ORDER) && x->step != n) {
+        push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], decl->ref.field, 0});
       }
     }
   }
@@ -744,8 +568,8 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   gf_op *op = push_op(plan, GF_OP_TASK);
   op->task = t;
   op->stream = s;
-  op->plane = plane;
-  memcpy(op->inst, inst, (size_t)tp->nrefs * sizeof(int));
+  op->plane = value;
+  memcpy(op->inst, inst, (size_t)task->naccess * sizeof(int));
   int64_t seq = 0;
   if (s >= 0) {
     stream_state *ss = &plan->streams[s];
@@ -765,7 +589,9 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
     }
     if (explicit_events && task->record.group >= 0) {
       int e;
-      if ((st = event_index(plan, &task->record, t, n, &e)) != GF_OK) return st;
+      if ((st = gf_group_member(wf->event_groups, &task->record, n, "event", plan->diag, &e)) !=
+          GF_OK)
+        return st;
       gf_op *rec = push_op(plan, GF_OP_EVENT_RECORD);
       rec->task = t;
       rec->stream = s;
@@ -778,22 +604,22 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
       memcpy(ev->clock, clock, (size_t)S * sizeof(int64_t));
       plan->n_records++;
     }
-    /* The sync schedule copies like hipMemcpy: the host waits for it. */
-    if (wf->schedule == GF_SCHED_SYNC &&
-        (task->kind == GF_TASK_COPY || task->kind == GF_TASK_OUTPUT))
+    /* Blocking copies, like hipMemcpy: the host waits for them. */
+    if ((sched->flags & GF_SCHED_BLOCKING_COPIES) && (task->kind->traits & GF_KIND_MOVES_DATA))
       host_sync_stream(plan, clock, s);
   }
 
   /* Remember the accesses and the instance. */
-  for (int r = 0; r < tp->nrefs; r++) {
-    buffer_state *buf = &plan->buffers[plan->field_base[tp->refs[r]->field] + inst[r]];
-    access me = {.stream = s, .seq = seq, .task = t, .step = n};
-    if (tp->access[r] & GF_ACCESS_WRITE) {
-      buf->writer = me;
-      memset(buf->readers, 0, (size_t)S * sizeof(access));
-    } else if (s >= 0) {
-      buf->readers[s] = me;
-    }
+  for (int r = 0; r < task->naccess; r++) {
+    const gf_access_decl *decl = &task->access[r];
+    buffer_state *buf = &plan->buffers[plan->field_base[decl->ref.field] + inst[r]];
+    if (s < 0 && !(decl->access & GF_ACCESS_WRITE)) continue;
+    remember(buf, (access){.stream = s,
+                           .seq = seq,
+                           .task = t,
+                           .step = n,
+                           .writes = (decl->access & GF_ACCESS_WRITE) != 0,
+                           .region = decl->region});
   }
   tp->history[n % tp->history_len] = (instance){.step = n, .stream = s, .seq = seq};
   tp->active++;
@@ -819,20 +645,6 @@ gf_status gf_plan_step(gf_plan *plan, int64_t n, gf_diag *diag, const gf_op **op
 
 /* ---- validate -------------------------------------------------------------- */
 
-static const char *stream_ref_text(const gf_plan *plan, const gf_task *task, char *buf,
-                                   size_t size) {
-  const gf_workflow *wf = plan->wf;
-  if (task->kind == GF_TASK_HOOK) return "host";
-  if (wf->schedule == GF_SCHED_SYNC) return "main";
-  if (wf->schedule == GF_SCHED_AUTO) return task->kind == GF_TASK_KERNEL ? "compute" : "io[*]";
-  const gf_stream_group *g = &wf->groups[task->stream.group];
-  if (task->stream.index)
-    snprintf(buf, size, "%s[%s]", g->name, gf_expr_text(task->stream.index));
-  else
-    snprintf(buf, size, "%s", g->name);
-  return buf;
-}
-
 gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
   const gf_workflow *wf = plan->wf;
   gf_plan_reset(plan);
@@ -852,7 +664,7 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
   fprintf(out, ", spacing ");
   for (int d = 0; d < wf->ndim; d++) fprintf(out, "%s%g", d ? " x " : "", wf->spacing[d]);
   fprintf(out, ", halo %d\n", wf->halo);
-  fprintf(out, "  steps     %" PRId64 ", schedule %s\n", wf->steps, gf_schedule_name(wf->schedule));
+  fprintf(out, "  steps     %" PRId64 ", schedule %s\n", wf->steps, wf->schedule->name);
   if (checked < wf->steps)
     fprintf(out,
             "  note      planned and checked the first %" PRId64
@@ -877,14 +689,12 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
   fprintf(out, "\n  tasks per step, in issue order:\n");
   for (int i = 0; i < wf->ntasks; i++) {
     const gf_task *task = &wf->tasks[plan->order[i]];
-    const char *what = task->kind == GF_TASK_KERNEL   ? task->kernel->name
-                       : task->kind == GF_TASK_OUTPUT ? task->file
-                       : task->kind == GF_TASK_HOOK   ? wf->hooks[task->hook].name
-                                                      : wf->fields[task->to.field].name;
+    const char *where = task->kind->traits & GF_KIND_ON_HOST
+                            ? "host"
+                            : plan->schedule->placement(wf, task, buf, sizeof buf);
     fprintf(out, "    %-12s %-6s %-14s on %-12s runs at %" PRId64 " of %" PRId64 " steps\n",
-            task->name, gf_task_kind_name(task->kind), what,
-            stream_ref_text(plan, task, buf, sizeof buf), plan->tasks[plan->order[i]].active,
-            wf->steps);
+            task->name, task->kind->name, task->kind->describe(wf, task), where,
+            plan->tasks[plan->order[i]].active, wf->steps);
   }
   fprintf(out, "  memory per space:\n");
   for (int sp = 0; sp < GF_SPACE_COUNT; sp++) {
@@ -892,15 +702,7 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
     for (int f = 0; f < wf->nfields; f++)
       if (wf->fields[f].space == (gf_space)sp)
         total += (double)wf->fields[f].bytes * wf->fields[f].ring;
-    double staging = 0;
-    if (sp == GF_SPACE_PINNED) {
-      size_t plane_max = 0;
-      for (int t = 0; t < wf->ntasks; t++)
-        if (wf->tasks[t].kind == GF_TASK_OUTPUT &&
-            wf->fields[wf->tasks[t].from.field].bytes > plane_max)
-          plane_max = wf->fields[wf->tasks[t].from.field].bytes;
-      staging = (double)plane_max * wf->staging;
-    }
+    double staging = sp == GF_SPACE_PINNED ? (double)gf_workflow_plane_bytes(wf) * wf->staging : 0;
     if (total + staging == 0) continue;
     gf_format_bytes(total + staging, b2, sizeof b2);
     fprintf(out, "    %-8s %10s ", gf_space_name((gf_space)sp), b2);
@@ -920,48 +722,49 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
     }
     fprintf(out, ")\n");
   }
-  for (int t = 0; t < wf->ntasks; t++) {
-    const gf_task *task = &wf->tasks[t];
-    if (task->kind != GF_TASK_OUTPUT) continue;
-    const gf_field *f = &wf->fields[task->from.field];
-    gf_format_bytes((double)f->bytes * (double)task->planes, b2, sizeof b2);
-    fprintf(out, "  output    %s: %" PRId64 " planes x", task->file, task->planes);
+  for (int i = 0; i < wf->nfiles; i++) {
+    const gf_file *file = &wf->files[i];
+    const gf_field *f = &wf->fields[file->field];
+    gf_format_bytes((double)file->plane_bytes * (double)file->planes, b2, sizeof b2);
+    fprintf(out, "  output    %s: %" PRId64 " planes x", file->name, file->planes);
     for (int d = 0; d < f->ndim; d++) fprintf(out, "%s%" PRId64, d ? " x " : " ", f->shape[d]);
     fprintf(out, " %s = %s, %" PRId64 " planes written\n", gf_dtype_name(f->dtype), b2,
-            plan->tasks[t].active);
+            plan->tasks[file->task].active);
   }
   fprintf(out,
           "  sync      over all steps: %" PRId64 " event records, %" PRId64
           " stream waits, %" PRId64 " host waits\n",
           plan->n_records, plan->n_stream_waits, plan->n_host_waits);
-  if (wf->schedule == GF_SCHED_SYNC || wf->schedule == GF_SCHED_AUTO)
+  int places_itself = !(plan->schedule->flags & GF_SCHED_USER_STREAMS);
+  if (places_itself)
     for (int t = 0; t < wf->ntasks; t++)
       if (wf->tasks[t].stream.group >= 0) {
         fprintf(
             out,
             "  note      schedule %s places tasks itself; the tasks' `stream:` keys are not used\n",
-            gf_schedule_name(wf->schedule));
+            wf->schedule->name);
         break;
       }
-  if (wf->schedule == GF_SCHED_SYNC || wf->schedule == GF_SCHED_AUTO)
+  if (places_itself)
     for (int t = 0; t < wf->ntasks; t++)
       if (wf->tasks[t].nwait || wf->tasks[t].nhost_wait || wf->tasks[t].record.group >= 0) {
         fprintf(out,
                 "  note      schedule %s orders tasks itself; the tasks' `wait:`, `host_wait:` and "
                 "`record:` keys are not used\n",
-                gf_schedule_name(wf->schedule));
+                wf->schedule->name);
         break;
       }
-  if (wf->schedule != GF_SCHED_SYNC)
+  if (!(plan->schedule->flags & GF_SCHED_BLOCKING_COPIES))
     for (int t = 0; t < wf->ntasks; t++) {
       const gf_task *task = &wf->tasks[t];
-      if ((task->kind == GF_TASK_COPY || task->kind == GF_TASK_OUTPUT) &&
-          (wf->fields[task->from.field].space == GF_SPACE_HOST ||
-           (task->kind == GF_TASK_COPY && wf->fields[task->to.field].space == GF_SPACE_HOST)))
+      int pageable = 0;
+      for (int a = 0; a < task->naccess; a++)
+        pageable |= wf->fields[task->access[a].ref.field].space == GF_SPACE_HOST;
+      if ((task->kind->traits & GF_KIND_MOVES_DATA) && pageable)
         fprintf(out,
                 "  note      task '%s' copies pageable host memory: on a GPU such copies are "
                 "synchronous, so schedule %s cannot overlap them with compute\n",
-                task->name, gf_schedule_name(wf->schedule));
+                task->name, wf->schedule->name);
     }
   return GF_OK;
 }
@@ -1043,7 +846,7 @@ gf_status gf_plan_write_dot(gf_plan *plan, int64_t step, gf_diag *diag, FILE *ou
   gf_plan_collect_edges(plan, 0);
 
   fprintf(out, "digraph \"%s\" {\n  label=\"%s: step n = %" PRId64 ", schedule %s\";\n", wf->name,
-          wf->name, step, gf_schedule_name(wf->schedule));
+          wf->name, step, wf->schedule->name);
   fprintf(out, "  rankdir=LR; node [shape=box, fontname=\"Helvetica\"]; compound=true;\n");
   /* This step's tasks, clustered by stream. */
   for (int s = -1; s < plan->nstreams; s++) {
@@ -1056,14 +859,13 @@ gf_status gf_plan_write_dot(gf_plan *plan, int64_t step, gf_diag *diag, FILE *ou
     for (int i = 0; i < nops; i++) {
       if (ops[i].kind != GF_OP_TASK || ops[i].stream != s) continue;
       const gf_task *task = &wf->tasks[ops[i].task];
-      fprintf(out, "    \"%s@n\" [label=\"%s\\n%s", task->name, task->name,
-              gf_task_kind_name(task->kind));
-      if (task->kind == GF_TASK_KERNEL) fprintf(out, " %s", task->kernel->name);
-      if (task->kind == GF_TASK_OUTPUT) fprintf(out, " %s[%" PRId64 "]", task->file, ops[i].plane);
-      const task_plan *tp = &plan->tasks[ops[i].task];
-      for (int r = 0; r < tp->nrefs; r++)
-        fprintf(out, "\\n%s %s[%d]", (tp->access[r] & GF_ACCESS_WRITE) ? "writes" : "reads",
-                wf->fields[tp->refs[r]->field].name, ops[i].inst[r]);
+      fprintf(out, "    \"%s@n\" [label=\"%s\\n%s %s", task->name, task->name, task->kind->name,
+              task->kind->describe(wf, task));
+      if (task->kind->check_step) fprintf(out, "[%" PRId64 "]", ops[i].plane);
+      for (int r = 0; r < task->naccess; r++)
+        fprintf(out, "\\n%s %s[%d]",
+                (task->access[r].access & GF_ACCESS_WRITE) ? "writes" : "reads",
+                wf->fields[task->access[r].ref.field].name, ops[i].inst[r]);
       fprintf(out, "\"];\n");
     }
     fprintf(out, "  }\n");

@@ -10,10 +10,13 @@
  * Ordering is tracked with vector clocks (one entry per stream): an operation X
  * is known to finish before task T starts when X ran on T's stream, or T's clock
  * covers X's sequence number on X's stream. Every access of every task to a
- * field instance is checked against the last writer and the readers since; an
- * unordered conflict (two accesses, one a write, on different streams) is a
- * hazard. Under `auto` the planner turns each such conflict into an event wait
- * instead, so its schedules are hazard-free by construction.
+ * region of a field instance is checked against the earlier accesses whose
+ * regions overlap it; an unordered conflict (two accesses, one a write, on
+ * different streams) is a hazard. Under `auto` the planner turns each such
+ * conflict into an event wait instead, so its schedules are hazard-free by
+ * construction. Disjoint regions of one instance (a halo strip and the
+ * interior) never conflict. The schedule (schedule.h) decides the streams
+ * and the mechanisms; the task kinds (task.h) declare the accesses.
  */
 #ifndef GF_GRAPH_H
 #define GF_GRAPH_H
@@ -25,7 +28,6 @@
 #include "workflow.h"
 
 #define GF_MAX_STREAMS 64
-#define GF_MAX_TASK_REFS 16 /* field references of one task */
 
 typedef enum gf_op_kind {
   GF_OP_TASK,             /* run task `task` on `stream` */
@@ -44,8 +46,8 @@ typedef struct gf_op {
   int stream; /* -1: the host (hook tasks) */
   int other;
   int slot;
-  /* GF_OP_TASK: the ring instance of each field reference of the task, in the
-   * order gf_task_refs() lists them, and an output's plane. */
+  /* GF_OP_TASK: the ring instance of each of the task's accesses (in
+   * task->access order), and the kind's per-step value (an output's plane). */
   int inst[GF_MAX_TASK_REFS];
   int64_t plane;
 } gf_op;
@@ -82,14 +84,9 @@ int gf_plan_event_slots(const gf_plan *plan); /* event slots per stream */
 /* Tasks in the order each step issues them. */
 const int *gf_plan_order(const gf_plan *plan);
 
-/* The field references of a task, in a fixed order (kernel array params in
- * table order; copy from, to; output from). Returns the count. */
-int gf_task_refs(const gf_task *task, const gf_ref *refs[GF_MAX_TASK_REFS],
-                 gf_access access[GF_MAX_TASK_REFS]);
-
 /* Plans step `n` (steps must be planned in order from 0). The operations are
- * valid until the next call. `eval` supplies hook calls for expressions that
- * use hooks (NULL: hooks are evaluated through the workflow's Lua state).
+ * valid until the next call. The planner evaluates only expressions that
+ * cannot call a hook (conditions, indices, planes), so it never runs Lua.
  * A hazard, a stream index out of range or a plane out of range is reported
  * through `diag` at the task and returns GF_INVALID. */
 gf_status gf_plan_step(gf_plan *plan, int64_t n, gf_diag *diag, const gf_op **ops, int *nops);
@@ -101,10 +98,6 @@ void gf_plan_reset(gf_plan *plan);
 const gf_edge *gf_plan_edges(const gf_plan *plan, int *count);
 /* Collect edges while planning (off by default). */
 void gf_plan_collect_edges(gf_plan *plan, int on);
-
-/* Evaluation context whose hook calls go to the workflow's Lua state, naming
- * `task` and the step in any error. */
-double gf_plan_eval(gf_plan *plan, const gf_expr *expr, int task, int64_t n, gf_status *status);
 
 /* Steps `validate` (and `run`, before it starts) plan ahead: beyond this the
  * run itself checks each step as it plans it. */

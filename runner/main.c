@@ -10,8 +10,10 @@
 
 #include "backend.h"
 #include "error.h"
+#include "eval.h"
 #include "exec.h"
 #include "graph.h"
+#include "program.h"
 #include "registry.h"
 #include "workflow.h"
 
@@ -255,9 +257,10 @@ static void print_kernels(const gf_registry *registry) {
     for (const gf_param *p = kernel->params; p->name; p++) {
       char detail[160] = "";
       if (p->type == GF_PARAM_ARRAY) {
-        const char *acc = p->access == GF_ACCESS_READ    ? "read"
-                          : p->access == GF_ACCESS_WRITE ? "written"
-                                                         : "read and written";
+        gf_access rw = (gf_access)(p->access & GF_ACCESS_READ_WRITE);
+        const char *acc = rw == GF_ACCESS_READ    ? "read"
+                          : rw == GF_ACCESS_WRITE ? "written"
+                                                  : "read and written";
         snprintf(detail, sizeof detail, "%s %s%s%s", acc, (p->dtypes & 1u) ? "f32" : "",
                  (p->dtypes & 3u) == 3u ? "|" : "", (p->dtypes & 2u) ? "f64" : "");
       } else if (p->required) {
@@ -328,6 +331,8 @@ static gf_status run_command(cli *c) {
   gf_registry *registry = NULL;
   gf_workflow *wf = NULL;
   gf_plan *plan = NULL;
+  gf_program *program = NULL;
+  gf_eval *eval = NULL;
   gf_backend *backend = NULL;
   gf_status st = open_registry(c, &diag, &registry);
 
@@ -338,7 +343,7 @@ static gf_status run_command(cli *c) {
   }
   (void)usage;
   if (st == GF_OK)
-    st = gf_workflow_load(c->file, c->overrides, c->noverrides, registry, NULL, &diag, &wf);
+    st = gf_workflow_load(c->file, c->overrides, c->noverrides, registry, NULL, &diag, &wf, &eval);
   if (st == GF_OK) {
     gf_diag_init(&diag, wf->path, wf->source);
     st = gf_plan_create(wf, &diag, &plan);
@@ -348,7 +353,10 @@ static gf_status run_command(cli *c) {
   if (st == GF_OK && strcmp(c->command, "dag") == 0)
     st = gf_plan_write_dot(plan, c->step, &diag, stdout);
   if (st == GF_OK && strcmp(c->command, "run") == 0) {
-    st = gf_plan_validate(plan, &diag, NULL); /* nothing runs before every step checks out */
+    /* Compiled (and so checked) before anything runs: every step up to
+     * GF_VALIDATE_MAX_STEPS; the run compiles the rest as it reaches it. */
+    st = gf_program_create(wf, plan, &program);
+    if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
     char *default_out = NULL;
     if (st == GF_OK) st = open_backend(c, &diag, &backend);
     if (st == GF_OK) {
@@ -357,12 +365,14 @@ static gf_status run_command(cli *c) {
                                 .quiet = c->quiet,
                                 .stop = &stop_signal};
       catch_stop_signals();
-      st = gf_exec_run(wf, plan, backend, &options, &diag);
+      st = gf_exec_run(wf, program, eval, backend, &options, &diag);
     }
     free(default_out);
   }
   if (backend) backend->ops->destroy(backend);
+  gf_program_free(program);
   gf_plan_free(plan);
+  gf_eval_free(eval);
   gf_workflow_free(wf);
   gf_registry_free(registry);
   return st;

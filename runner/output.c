@@ -13,8 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "schedule.h"
+
 typedef struct out_file {
-  int task;
+  int task;        /* the task that writes it */
+  int field;       /* whose instances it holds */
   char *name;      /* final name inside the folder */
   char *temp_name; /* where it is written until complete */
   int fd;
@@ -42,7 +45,6 @@ struct gf_writer {
   char *dir;
   out_file *files;
   int nfiles;
-  int *file_of_task; /* task -> index into files, -1 */
 
   int nslots;
   void **buffers;
@@ -238,27 +240,24 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
   w->wf = wf;
   w->diag = diag;
   w->dir = gf_xstrdup(out_dir);
-  w->file_of_task = gf_xcalloc((size_t)wf->ntasks, sizeof(int));
-  w->files = gf_xcalloc((size_t)wf->ntasks, sizeof *w->files);
+  w->files = gf_xcalloc((size_t)(wf->nfiles ? wf->nfiles : 1), sizeof *w->files);
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->changed, NULL);
   *out = w;
 
   gf_status st = make_dirs(out_dir, diag);
   if (st != GF_OK) return st;
-  for (int t = 0; t < wf->ntasks; t++) {
-    w->file_of_task[t] = -1;
-    const gf_task *task = &wf->tasks[t];
-    if (task->kind != GF_TASK_OUTPUT) continue;
-    out_file *f = &w->files[w->nfiles];
-    f->task = t;
+  for (int i = 0; i < wf->nfiles; i++) {
+    const gf_file *file = &wf->files[i];
+    out_file *f = &w->files[w->nfiles++];
+    f->task = file->task;
+    f->field = file->field;
     f->fd = -1;
-    f->name = gf_xstrdup(task->file);
-    f->temp_name = gf_xasprintf(".%s.partial-%ld", task->file, (long)getpid());
-    f->plane_bytes = wf->fields[task->from.field].bytes;
-    f->planes = task->planes;
-    f->written = gf_xcalloc((size_t)(task->planes + 7) / 8, 1);
-    w->file_of_task[t] = w->nfiles++;
+    f->name = gf_xstrdup(file->name);
+    f->temp_name = gf_xasprintf(".%s.partial-%ld", file->name, (long)getpid());
+    f->plane_bytes = file->plane_bytes;
+    f->planes = file->planes;
+    f->written = gf_xcalloc((size_t)(file->planes + 7) / 8, 1);
     if (f->plane_bytes > w->slot_bytes) w->slot_bytes = f->plane_bytes;
 
     char *path = join_path(out_dir, f->temp_name);
@@ -308,9 +307,9 @@ gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **r
   return st;
 }
 
-void gf_writer_submit(gf_writer *w, int slot, int task, int64_t plane) {
+void gf_writer_submit(gf_writer *w, int slot, int file, int64_t plane) {
   pthread_mutex_lock(&w->lock);
-  w->queue[(w->head + w->count) % w->nslots] = (job){slot, w->file_of_task[task], plane};
+  w->queue[(w->head + w->count) % w->nslots] = (job){slot, file, plane};
   w->count++;
   pthread_cond_broadcast(&w->changed);
   pthread_mutex_unlock(&w->lock);
@@ -351,7 +350,7 @@ static void append_ranges(char **buf, size_t *len, size_t *cap, const out_file *
 static char *sidecar_json(const gf_writer *w, const out_file *f, const gf_run_info *info) {
   const gf_workflow *wf = w->wf;
   const gf_task *task = &wf->tasks[f->task];
-  const gf_field *field = &wf->fields[task->from.field];
+  const gf_field *field = &wf->fields[f->field];
   char *b = NULL;
   size_t len = 0, cap = 0;
   gf_buf_printf(&b, &len, &cap, "{\n  \"format\": \"raw\",\n  \"file\": ");
@@ -389,7 +388,7 @@ static char *sidecar_json(const gf_writer *w, const out_file *f, const gf_run_in
     gf_buf_printf(&b, &len, &cap, ",\n");
   }
   gf_buf_printf(&b, &len, &cap, "  \"steps\": %" PRId64 ",\n  \"schedule\": \"%s\",\n", wf->steps,
-                gf_schedule_name(wf->schedule));
+                wf->schedule->name);
   gf_buf_printf(&b, &len, &cap, "  \"backend\": ");
   gf_json_string(&b, &len, &cap, info->backend);
   gf_buf_printf(&b, &len, &cap, ",\n  \"device\": ");
@@ -535,7 +534,6 @@ void gf_writer_destroy(gf_writer *w) {
   free(w->free_slots);
   free(w->queue);
   free(w->files);
-  free(w->file_of_task);
   free(w->dir);
   pthread_mutex_destroy(&w->lock);
   pthread_cond_destroy(&w->changed);

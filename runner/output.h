@@ -1,7 +1,7 @@
 /* output.h - snapshot files written while the run goes on.
  *
- * Each output task owns one file: a stack of `planes` planes in C order, the
- * seed's array_out.dat layout. Planes reach the file through a fixed number of
+ * Each file of the workflow (wf->files, declared by the output tasks) is a stack of `planes` planes
+ * in C order, the seed's array_out.dat layout. Planes reach the file through a fixed number of
  * staging buffers (pinned memory on a GPU, one allocation each, so no copy ever
  * targets an address inside a pinned allocation): the executor copies a field
  * instance into a free buffer on an IO stream and records the buffer's event;
@@ -35,8 +35,8 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
  * failed, so the time loop stops at the next output. */
 gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **ready);
 
-/* Hands a filled buffer to the writer thread: `task`'s plane `plane`. */
-void gf_writer_submit(gf_writer *w, int slot, int task, int64_t plane);
+/* Hands a filled buffer to the writer thread: plane `plane` of wf->files[file]. */
+void gf_writer_submit(gf_writer *w, int slot, int file, int64_t plane);
 
 /* GF_OK unless the writer thread has failed (it has reported why). */
 gf_status gf_writer_status(gf_writer *w);

@@ -18,7 +18,10 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "eval.h"
+#include "load.h"
 #include "registry.h"
+#include "schedule.h"
 
 #define MAX_TASKS 256
 #define MAX_STREAMS 64
@@ -52,7 +55,7 @@ typedef struct hook_nodes {
   yaml_node_t *lua, *function;
 } hook_nodes;
 
-typedef struct loader {
+struct gf_loader {
   workflow_impl *impl;
   gf_workflow *wf;
   yaml_document_t doc;
@@ -64,6 +67,8 @@ typedef struct loader {
   const gf_lua_limits *lua_limits;
   int params_visible; /* parameters an expression may use so far */
   hook_nodes *hook_nodes;
+  gf_lua *lua;               /* the hooks, loaded: becomes the run's gf_eval */
+  int *hook_ids;             /* Lua id of each hook */
   yaml_node_t **task_nodes;  /* each task's mapping */
   yaml_node_t **after_nodes; /* each task's `after` value, resolved last */
   yaml_node_t *params_node;
@@ -71,14 +76,11 @@ typedef struct loader {
   int managed_read_mostly;   /* memory.read_mostly: likewise */
   yaml_node_t *staging_node; /* memory.staging, where a staging limit is reported */
   int nodes;                 /* YAML nodes seen, the file's and the overrides' */
-} loader;
+};
 
 /* ---- names ---------------------------------------------------------------- */
 
 static const char *const dtype_names[] = {"f32", "f64"};
-static const char *const schedule_names[] = {"sync", "streams", "events", "auto"};
-static const char *const task_kind_names[] = {"kernel", "copy", "hook", "output"};
-static const char *const space_names[] = {"device", "managed", "pinned", "host", "pool"};
 
 /* Names an expression knows by itself, which a parameter may not hide. */
 static const char *const reserved_names[] = {"n",  "shape", "spacing", "ndim", "halo", "x0",
@@ -89,14 +91,6 @@ static const char *const builtin_functions[] = {"min", "max",  "floor", "ceil", 
 static const char *const var_names[GF_VAR_COUNT] = {"i0", "i1", "i2", "x0", "x1", "x2"};
 
 #define COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-const char *gf_schedule_name(gf_schedule schedule) {
-  return (unsigned)schedule < (unsigned)COUNT_OF(schedule_names) ? schedule_names[schedule] : "?";
-}
-
-const char *gf_task_kind_name(gf_task_kind kind) {
-  return (unsigned)kind < (unsigned)COUNT_OF(task_kind_names) ? task_kind_names[kind] : "?";
-}
 
 const char *gf_dtype_name(gf_dtype dtype) {
   return (unsigned)dtype < (unsigned)COUNT_OF(dtype_names) ? dtype_names[dtype] : "?";
@@ -146,7 +140,7 @@ static void sb_puts(strbuf *sb, const char *s) {
 }
 
 /* "a, b, c" of names[0..count); caller frees. */
-static char *join_names(const char *const *names, int count) {
+char *gf_load_join(const char *const *names, int count) {
   strbuf sb = {0};
   sb_puts(&sb, "");
   for (int i = 0; i < count; i++) {
@@ -173,7 +167,7 @@ static int node_id(const loader *ld, const yaml_node_t *node) {
   return (int)(node - ld->doc.nodes.start) + 1;
 }
 
-static yaml_node_t *node_at(loader *ld, int id) {
+yaml_node_t *gf_load_node(loader *ld, int id) {
   return yaml_document_get_node(&ld->doc, id);
 }
 
@@ -186,21 +180,21 @@ static override_src *override_of(const loader *ld, const yaml_node_t *node) {
 }
 
 /* Grafted nodes carry their column in the override's text already. */
-static gf_loc node_loc(const loader *ld, const yaml_node_t *node) {
+gf_loc gf_load_loc(const loader *ld, const yaml_node_t *node) {
   if (override_of(ld, node)) return (gf_loc){1, (int)node->start_mark.column + 1};
   return (gf_loc){(int)node->start_mark.line + 1, (int)node->start_mark.column + 1};
 }
 
-static int is_quoted(const yaml_node_t *node) {
+int gf_load_is_quoted(const yaml_node_t *node) {
   return node->type == YAML_SCALAR_NODE &&
          (node->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
           node->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE);
 }
 
 /* Where byte `offset` of a scalar's value sits in the source. */
-static gf_loc text_loc(const loader *ld, const yaml_node_t *node, size_t offset) {
-  gf_loc loc = node_loc(ld, node);
-  loc.col += is_quoted(node) + (int)offset;
+gf_loc gf_load_text_loc(const loader *ld, const yaml_node_t *node, size_t offset) {
+  gf_loc loc = gf_load_loc(ld, node);
+  loc.col += gf_load_is_quoted(node) + (int)offset;
   return loc;
 }
 
@@ -223,28 +217,28 @@ static gf_status vfail_loc(loader *ld, gf_diag *diag, gf_loc loc, const char *fm
   return settle(ld, diag, GF_INVALID);
 }
 
-__attribute__((format(printf, 3, 4))) static gf_status fail(loader *ld, const yaml_node_t *node,
-                                                            const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) gf_status gf_load_fail(loader *ld, const yaml_node_t *node,
+                                                             const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  gf_status status = vfail_loc(ld, diag_for(ld, node), node_loc(ld, node), fmt, ap);
+  gf_status status = vfail_loc(ld, diag_for(ld, node), gf_load_loc(ld, node), fmt, ap);
   va_end(ap);
   return status;
 }
 
 /* At byte `offset` of a scalar's value (inside its quotes). */
-__attribute__((format(printf, 4, 5))) static gf_status fail_text(loader *ld,
-                                                                 const yaml_node_t *node,
-                                                                 size_t offset, const char *fmt,
-                                                                 ...) {
+__attribute__((format(printf, 4, 5))) gf_status gf_load_fail_text(loader *ld,
+                                                                  const yaml_node_t *node,
+                                                                  size_t offset, const char *fmt,
+                                                                  ...) {
   va_list ap;
   va_start(ap, fmt);
-  gf_status status = vfail_loc(ld, diag_for(ld, node), text_loc(ld, node, offset), fmt, ap);
+  gf_status status = vfail_loc(ld, diag_for(ld, node), gf_load_text_loc(ld, node, offset), fmt, ap);
   va_end(ap);
   return status;
 }
 
-static const char *scalar(const yaml_node_t *node) {
+const char *gf_load_scalar(const yaml_node_t *node) {
   return node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : NULL;
 }
 
@@ -252,8 +246,8 @@ static const char *scalar(const yaml_node_t *node) {
 static const char *describe(const yaml_node_t *node, char *buf, size_t size) {
   if (node->type == YAML_MAPPING_NODE) return "a mapping";
   if (node->type == YAML_SEQUENCE_NODE) return "a sequence";
-  const char *s = scalar(node);
-  if (!s || (!*s && !is_quoted(node))) return "nothing";
+  const char *s = gf_load_scalar(node);
+  if (!s || (!*s && !gf_load_is_quoted(node))) return "nothing";
   if (strlen(s) > 60)
     snprintf(buf, size, "'%.57s...'", s);
   else
@@ -261,9 +255,9 @@ static const char *describe(const yaml_node_t *node, char *buf, size_t size) {
   return buf;
 }
 
-static gf_status fail_type(loader *ld, const yaml_node_t *node, const char *expected) {
+gf_status gf_load_fail_type(loader *ld, const yaml_node_t *node, const char *expected) {
   char buf[80];
-  return fail(ld, node, "expected %s, got %s", expected, describe(node, buf, sizeof buf));
+  return gf_load_fail(ld, node, "expected %s, got %s", expected, describe(node, buf, sizeof buf));
 }
 
 /* ---- scalars ---------------------------------------------------------------- */
@@ -300,81 +294,73 @@ static int parse_number_text(const char *s, double *out) {
 
 static gf_status get_int(loader *ld, const yaml_node_t *node, const char *what, int64_t lo,
                          int64_t hi, int64_t *out) {
-  const char *s = scalar(node);
-  if (!s || !parse_int_text(s, out)) return fail_type(ld, node, "an integer");
+  const char *s = gf_load_scalar(node);
+  if (!s || !parse_int_text(s, out)) return gf_load_fail_type(ld, node, "an integer");
   if (*out < lo || *out > hi)
-    return fail(ld, node, "%s must be between %lld and %lld, got %lld", what, (long long)lo,
-                (long long)hi, (long long)*out);
+    return gf_load_fail(ld, node, "%s must be between %lld and %lld, got %lld", what, (long long)lo,
+                        (long long)hi, (long long)*out);
   return GF_OK;
 }
 
 static gf_status get_bool(loader *ld, const yaml_node_t *node, int *out) {
   static const char *const truths[] = {"true", "True", "TRUE", "yes", "Yes", "on"};
   static const char *const lies[] = {"false", "False", "FALSE", "no", "No", "off"};
-  const char *s = scalar(node);
-  if (s && !is_quoted(node)) {
+  const char *s = gf_load_scalar(node);
+  if (s && !gf_load_is_quoted(node)) {
     if (find_name(truths, COUNT_OF(truths), s) >= 0) return *out = 1, GF_OK;
     if (find_name(lies, COUNT_OF(lies), s) >= 0) return *out = 0, GF_OK;
   }
-  return fail_type(ld, node, "true or false");
+  return gf_load_fail_type(ld, node, "true or false");
 }
 
 /* One of `names`; the message lists them. */
 static gf_status get_choice(loader *ld, const yaml_node_t *node, const char *what,
                             const char *const *names, int count, int *out) {
-  const char *s = scalar(node);
+  const char *s = gf_load_scalar(node);
   *out = s ? find_name(names, count, s) : -1;
   if (*out >= 0) return GF_OK;
-  char *list = join_names(names, count);
+  char *list = gf_load_join(names, count);
   char buf[80];
-  gf_status status = s ? fail(ld, node, "unknown %s '%s'; expected one of: %s", what, s, list)
-                       : fail(ld, node, "expected a %s (one of: %s), got %s", what, list,
-                              describe(node, buf, sizeof buf));
+  gf_status status =
+      s ? gf_load_fail(ld, node, "unknown %s '%s'; expected one of: %s", what, s, list)
+        : gf_load_fail(ld, node, "expected a %s (one of: %s), got %s", what, list,
+                       describe(node, buf, sizeof buf));
   free(list);
   return status;
 }
 
 static gf_status get_identifier(loader *ld, const yaml_node_t *node, const char *what,
                                 const char **out) {
-  const char *s = scalar(node);
-  if (!s) return fail_type(ld, node, "a name");
+  const char *s = gf_load_scalar(node);
+  if (!s) return gf_load_fail_type(ld, node, "a name");
   if (!is_identifier(s))
-    return fail(ld, node,
-                "%s '%s' is not a valid name (letters, digits and '_', not starting with a digit)",
-                what, s);
+    return gf_load_fail(
+        ld, node,
+        "%s '%s' is not a valid name (letters, digits and '_', not starting with a digit)", what,
+        s);
   *out = s;
   return GF_OK;
 }
 
 /* ---- mappings ---------------------------------------------------------------- */
 
-typedef gf_status (*key_loader)(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target);
-
-/* One key of a mapping: its name, whether it must be there and who loads it.
- * Loaders run in table order, which is why dependent keys come later. */
-typedef struct key_spec {
-  const char *name;
-  int required;
-  key_loader load;
-} key_spec;
-
 /* The pairs of a mapping whose keys are names the workflow chooses. */
-static gf_status mapping_pairs(loader *ld, yaml_node_t *node, const char *what,
-                               yaml_node_pair_t **pairs, int *count) {
+gf_status gf_load_pairs(loader *ld, yaml_node_t *node, const char *what, yaml_node_pair_t **pairs,
+                        int *count) {
   if (node->type != YAML_MAPPING_NODE) {
     char buf[80];
-    return fail(ld, node, "expected a mapping for %s, got %s", what,
-                describe(node, buf, sizeof buf));
+    return gf_load_fail(ld, node, "expected a mapping for %s, got %s", what,
+                        describe(node, buf, sizeof buf));
   }
   *pairs = node->data.mapping.pairs.start;
   *count = (int)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
   for (int i = 0; i < *count; i++) {
-    yaml_node_t *key = node_at(ld, (*pairs)[i].key);
-    const char *name = scalar(key);
-    if (!name) return fail_type(ld, key, "a name as key");
+    yaml_node_t *key = gf_load_node(ld, (*pairs)[i].key);
+    const char *name = gf_load_scalar(key);
+    if (!name) return gf_load_fail_type(ld, key, "a name as key");
     for (int j = 0; j < i; j++)
-      if (strcmp(name, scalar(node_at(ld, (*pairs)[j].key))) == 0)
-        return fail(ld, key, "duplicate key '%s'", name);
+      if (strcmp(name, gf_load_scalar(gf_load_node(ld, (*pairs)[j].key))) == 0)
+        return gf_load_fail(ld, key, "duplicate key '%s'", name);
   }
   return GF_OK;
 }
@@ -383,24 +369,24 @@ static gf_status mapping_pairs(loader *ld, yaml_node_t *node, const char *what,
  * runs each present key's loader in table order. `keys`/`values`, when given,
  * receive the nodes per spec entry (NULL when absent). `what` names the
  * mapping in messages; NULL is the top level. */
-static gf_status walk_mapping(loader *ld, yaml_node_t *node, const char *what, const key_spec *spec,
-                              int nspec, void *target, yaml_node_t **keys, yaml_node_t **values) {
-  yaml_node_t *found_keys[16] = {0}, *found_values[16] = {0};
+gf_status gf_load_mapping(loader *ld, yaml_node_t *node, const char *what, const gf_key_spec *spec,
+                          int nspec, void *target, yaml_node_t **keys, yaml_node_t **values) {
+  yaml_node_t *found_keys[32] = {0}, *found_values[32] = {0};
   yaml_node_pair_t *pairs;
   int count;
   if (node->type != YAML_MAPPING_NODE) {
     char buf[80];
     if (!what)
-      return fail(ld, node, "expected a mapping at the top level, got %s",
-                  describe(node, buf, sizeof buf));
-    return fail(ld, node, "expected a mapping for %s, got %s", what,
-                describe(node, buf, sizeof buf));
+      return gf_load_fail(ld, node, "expected a mapping at the top level, got %s",
+                          describe(node, buf, sizeof buf));
+    return gf_load_fail(ld, node, "expected a mapping for %s, got %s", what,
+                        describe(node, buf, sizeof buf));
   }
-  gf_status status = mapping_pairs(ld, node, what ? what : "the workflow", &pairs, &count);
+  gf_status status = gf_load_pairs(ld, node, what ? what : "the workflow", &pairs, &count);
   if (status) return status;
   for (int i = 0; i < count; i++) {
-    yaml_node_t *key = node_at(ld, pairs[i].key);
-    const char *name = scalar(key);
+    yaml_node_t *key = gf_load_node(ld, pairs[i].key);
+    const char *name = gf_load_scalar(key);
     int k = 0;
     while (k < nspec && strcmp(spec[k].name, name) != 0) k++;
     if (k == nspec) {
@@ -410,20 +396,21 @@ static gf_status walk_mapping(loader *ld, yaml_node_t *node, const char *what, c
         if (j) sb_puts(&list, ", ");
         sb_puts(&list, spec[j].name);
       }
-      status =
-          what ? fail(ld, key, "unknown key '%s' in %s; expected one of: %s", name, what, list.data)
-               : fail(ld, key, "unknown key '%s' at the top level; expected one of: %s", name,
-                      list.data);
+      status = what
+                   ? gf_load_fail(ld, key, "unknown key '%s' in %s; expected one of: %s", name,
+                                  what, list.data)
+                   : gf_load_fail(ld, key, "unknown key '%s' at the top level; expected one of: %s",
+                                  name, list.data);
       free(list.data);
       return status;
     }
     found_keys[k] = key;
-    found_values[k] = node_at(ld, pairs[i].value);
+    found_values[k] = gf_load_node(ld, pairs[i].value);
   }
   for (int k = 0; k < nspec; k++)
     if (spec[k].required && !found_keys[k])
-      return what ? fail(ld, node, "missing required key '%s' in %s", spec[k].name, what)
-                  : fail(ld, node, "missing required key '%s'", spec[k].name);
+      return what ? gf_load_fail(ld, node, "missing required key '%s' in %s", spec[k].name, what)
+                  : gf_load_fail(ld, node, "missing required key '%s'", spec[k].name);
   if (keys) memcpy(keys, found_keys, (size_t)nspec * sizeof *keys);
   if (values) memcpy(values, found_values, (size_t)nspec * sizeof *values);
   for (int k = 0; k < nspec; k++)
@@ -434,8 +421,6 @@ static gf_status walk_mapping(loader *ld, yaml_node_t *node, const char *what, c
 }
 
 /* ---- expressions ---------------------------------------------------------------- */
-
-enum { NAMES_PARAMS = 1, NAMES_GRID = 2, NAMES_HOOKS = 4, NAMES_VARS = 8 };
 
 typedef struct name_scope {
   loader *ld;
@@ -450,14 +435,14 @@ static int lookup_name(void *user, const char *name, size_t len, gf_symbol *out)
   const name_scope *scope = user;
   gf_workflow *wf = scope->ld->wf;
   memset(out, 0, sizeof *out);
-  if (scope->names & NAMES_VARS)
+  if (scope->names & GF_NAMES_VARS)
     for (int i = 0; i < GF_VAR_COUNT; i++)
       if (name_is(name, len, var_names[i])) {
         out->kind = GF_SYM_VAR;
         out->slot = i;
         return 1;
       }
-  if (scope->names & NAMES_GRID) {
+  if (scope->names & GF_NAMES_GRID) {
     if (name_is(name, len, "shape") || name_is(name, len, "spacing")) {
       out->kind = GF_SYM_ARRAY;
       out->array = name[1] == 'h' ? scope->ld->impl->shape_d : wf->spacing;
@@ -470,14 +455,14 @@ static int lookup_name(void *user, const char *name, size_t len, gf_symbol *out)
       return 1;
     }
   }
-  if (scope->names & NAMES_PARAMS)
+  if (scope->names & GF_NAMES_PARAMS)
     for (int i = 0; i < scope->ld->params_visible; i++)
       if (name_is(name, len, wf->params[i].name)) {
         out->kind = GF_SYM_CONST;
         out->value = wf->params[i].value;
         return 1;
       }
-  if (scope->names & NAMES_HOOKS)
+  if (scope->names & GF_NAMES_HOOKS)
     for (int i = 0; i < wf->nhooks; i++)
       if (name_is(name, len, wf->hooks[i].name)) {
         out->kind = GF_SYM_HOOK;
@@ -488,15 +473,16 @@ static int lookup_name(void *user, const char *name, size_t len, gf_symbol *out)
 }
 
 /* Compiles `text`, which starts at byte `offset` of `node`'s scalar value. */
-static gf_status compile_at(loader *ld, const yaml_node_t *node, const char *text, size_t offset,
-                            unsigned names, int allow_step, gf_expr **out) {
+gf_status gf_load_expr(loader *ld, const yaml_node_t *node, const char *text, size_t offset,
+                       unsigned names, int allow_step, gf_expr **out) {
   name_scope user = {ld, names};
   gf_scope scope = {lookup_name, &user, allow_step};
   gf_diag *diag = diag_for(ld, node);
-  return settle(ld, diag, gf_expr_compile(text, &scope, diag, text_loc(ld, node, offset), out));
+  return settle(ld, diag,
+                gf_expr_compile(text, &scope, diag, gf_load_text_loc(ld, node, offset), out));
 }
 
-static double eval_constant(const gf_expr *expr) {
+double gf_load_constant(const gf_expr *expr) {
   gf_eval_ctx ctx = {0};
   gf_status status = GF_OK;
   return gf_expr_eval(expr, &ctx, &status);
@@ -504,28 +490,29 @@ static double eval_constant(const gf_expr *expr) {
 
 /* A number, or an expression of `names` whose value is known now. */
 static gf_status get_number(loader *ld, const yaml_node_t *node, unsigned names, double *out) {
-  const char *s = scalar(node);
-  if (!s || (!*s && !is_quoted(node))) return fail_type(ld, node, "a number or an expression");
+  const char *s = gf_load_scalar(node);
+  if (!s || (!*s && !gf_load_is_quoted(node)))
+    return gf_load_fail_type(ld, node, "a number or an expression");
   if (parse_number_text(s, out)) return GF_OK;
   gf_expr *expr;
-  gf_status status = compile_at(ld, node, s, 0, names, 0, &expr);
+  gf_status status = gf_load_expr(ld, node, s, 0, names, 0, &expr);
   if (status) return status;
-  *out = eval_constant(expr);
+  *out = gf_load_constant(expr);
   gf_expr_free(expr);
-  if (!isfinite(*out)) return fail(ld, node, "'%s' is not a finite number (%g)", s, *out);
+  if (!isfinite(*out)) return gf_load_fail(ld, node, "'%s' is not a finite number (%g)", s, *out);
   return GF_OK;
 }
 
-static gf_status get_integer_value(loader *ld, const yaml_node_t *node, unsigned names,
-                                   int64_t *out) {
+gf_status gf_load_integer(loader *ld, const yaml_node_t *node, unsigned names, int64_t *out) {
   double v = 0;
   gf_status status = get_number(ld, node, names, &v);
   if (status) return status;
   if (v != floor(v) || fabs(v) > 9.0e18) {
     int64_t ignored = 0;
-    if (parse_number_text(scalar(node), &v) || parse_int_text(scalar(node), &ignored))
-      return fail_type(ld, node, "an integer");
-    return fail(ld, node, "expected an integer, '%s' is %.17g", scalar(node), v);
+    if (parse_number_text(gf_load_scalar(node), &v) ||
+        parse_int_text(gf_load_scalar(node), &ignored))
+      return gf_load_fail_type(ld, node, "an integer");
+    return gf_load_fail(ld, node, "expected an integer, '%s' is %.17g", gf_load_scalar(node), v);
   }
   *out = (int64_t)v;
   return GF_OK;
@@ -534,16 +521,19 @@ static gf_status get_integer_value(loader *ld, const yaml_node_t *node, unsigned
 /* A sequence of 1..3 integers >= 1. */
 static gf_status get_shape(loader *ld, const yaml_node_t *node, unsigned names, int *ndim,
                            int64_t shape[GF_MAX_DIMS]) {
-  if (node->type != YAML_SEQUENCE_NODE) return fail_type(ld, node, "a sequence of 1 to 3 sizes");
+  if (node->type != YAML_SEQUENCE_NODE)
+    return gf_load_fail_type(ld, node, "a sequence of 1 to 3 sizes");
   int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
   if (count < 1 || count > GF_MAX_DIMS)
-    return fail(ld, node, "a shape has 1 to %d entries, this one has %d", GF_MAX_DIMS, count);
+    return gf_load_fail(ld, node, "a shape has 1 to %d entries, this one has %d", GF_MAX_DIMS,
+                        count);
   for (int d = 0; d < GF_MAX_DIMS; d++) shape[d] = 1;
   for (int d = 0; d < count; d++) {
-    yaml_node_t *item = node_at(ld, node->data.sequence.items.start[d]);
-    gf_status status = get_integer_value(ld, item, names, &shape[d]);
+    yaml_node_t *item = gf_load_node(ld, node->data.sequence.items.start[d]);
+    gf_status status = gf_load_integer(ld, item, names, &shape[d]);
     if (status) return status;
-    if (shape[d] < 1) return fail(ld, item, "a size must be >= 1, got %lld", (long long)shape[d]);
+    if (shape[d] < 1)
+      return gf_load_fail(ld, item, "a size must be >= 1, got %lld", (long long)shape[d]);
   }
   *ndim = count;
   return GF_OK;
@@ -554,23 +544,24 @@ static gf_status get_shape(loader *ld, const yaml_node_t *node, unsigned names, 
 static gf_status load_version(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
   int64_t version = 0;
-  const char *s = scalar(value);
-  if (!s || !parse_int_text(s, &version)) return fail_type(ld, value, "an integer");
+  const char *s = gf_load_scalar(value);
+  if (!s || !parse_int_text(s, &version)) return gf_load_fail_type(ld, value, "an integer");
   if (version != 1)
-    return fail(ld, value, "unsupported workflow version %lld; this gflow reads version 1",
-                (long long)version);
+    return gf_load_fail(ld, value, "unsupported workflow version %lld; this gflow reads version 1",
+                        (long long)version);
   return GF_OK;
 }
 
 static gf_status load_name(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
-  const char *s = scalar(value);
-  if (!s) return fail_type(ld, value, "a name");
+  const char *s = gf_load_scalar(value);
+  if (!s) return gf_load_fail_type(ld, value, "a name");
   int ok = (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_';
   for (const char *p = s + 1; ok && *p; p++)
     ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
          *p == '_' || *p == '.' || *p == '-';
-  if (!ok) return fail(ld, value, "workflow name '%s' must match [A-Za-z_][A-Za-z0-9_.-]*", s);
+  if (!ok)
+    return gf_load_fail(ld, value, "workflow name '%s' must match [A-Za-z_][A-Za-z0-9_.-]*", s);
   ld->wf->name = gf_xstrdup(s);
   return GF_OK;
 }
@@ -588,23 +579,25 @@ static gf_status load_grid_shape(loader *ld, yaml_node_t *key, yaml_node_t *valu
   for (int d = 0; d < wf->ndim; d++)
     overflow |= __builtin_mul_overflow(cells, wf->shape[d], &cells);
   if (overflow || cells > MAX_FIELD_BYTES)
-    return fail(ld, value, "the grid has more than 2^62 cells");
+    return gf_load_fail(ld, value, "the grid has more than 2^62 cells");
   return GF_OK;
 }
 
 static gf_status load_grid_spacing(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
   gf_workflow *wf = ld->wf;
-  if (value->type != YAML_SEQUENCE_NODE) return fail_type(ld, value, "a sequence of numbers");
+  if (value->type != YAML_SEQUENCE_NODE)
+    return gf_load_fail_type(ld, value, "a sequence of numbers");
   int count = (int)(value->data.sequence.items.top - value->data.sequence.items.start);
   if (count != wf->ndim)
-    return fail(ld, value, "spacing has %d entr%s, shape has %d", count, count == 1 ? "y" : "ies",
-                wf->ndim);
+    return gf_load_fail(ld, value, "spacing has %d entr%s, shape has %d", count,
+                        count == 1 ? "y" : "ies", wf->ndim);
   for (int d = 0; d < count; d++) {
-    yaml_node_t *item = node_at(ld, value->data.sequence.items.start[d]);
+    yaml_node_t *item = gf_load_node(ld, value->data.sequence.items.start[d]);
     gf_status status = get_number(ld, item, 0, &wf->spacing[d]);
     if (status) return status;
-    if (!(wf->spacing[d] > 0)) return fail(ld, item, "spacing must be > 0, got %g", wf->spacing[d]);
+    if (!(wf->spacing[d] > 0))
+      return gf_load_fail(ld, item, "spacing must be > 0, got %g", wf->spacing[d]);
   }
   return GF_OK;
 }
@@ -617,14 +610,14 @@ static gf_status load_grid_halo(loader *ld, yaml_node_t *key, yaml_node_t *value
   if (status) return status;
   for (int d = 0; d < wf->ndim; d++)
     if (2 * halo >= wf->shape[d])
-      return fail(ld, value,
-                  "halo %lld is too big: 2*halo must be less than every size, shape[%d] is %lld",
-                  (long long)halo, d, (long long)wf->shape[d]);
+      return gf_load_fail(
+          ld, value, "halo %lld is too big: 2*halo must be less than every size, shape[%d] is %lld",
+          (long long)halo, d, (long long)wf->shape[d]);
   wf->halo = (int)halo;
   return GF_OK;
 }
 
-static const key_spec grid_keys[] = {
+static const gf_key_spec grid_keys[] = {
     {"shape", 1, load_grid_shape},
     {"spacing", 0, load_grid_spacing},
     {"halo", 0, load_grid_halo},
@@ -633,7 +626,7 @@ static const key_spec grid_keys[] = {
 static gf_status load_grid(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
   for (int d = 0; d < GF_MAX_DIMS; d++) ld->wf->spacing[d] = 1.0;
-  return walk_mapping(ld, value, "grid", grid_keys, COUNT_OF(grid_keys), NULL, NULL, NULL);
+  return gf_load_mapping(ld, value, "grid", grid_keys, COUNT_OF(grid_keys), NULL, NULL, NULL);
 }
 
 /* ---- hooks (declared before params, loaded into Lua after the walk) -------------- */
@@ -641,8 +634,8 @@ static gf_status load_grid(loader *ld, yaml_node_t *key, yaml_node_t *value, voi
 static gf_status load_hook_lua(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key;
   int h = *(int *)target;
-  const char *file = scalar(value);
-  if (!file || !*file) return fail_type(ld, value, "a Lua file name");
+  const char *file = gf_load_scalar(value);
+  if (!file || !*file) return gf_load_fail_type(ld, value, "a Lua file name");
   const char *dir = ld->wf->dir;
   ld->wf->hooks[h].path = (file[0] == '/' || strcmp(dir, ".") == 0)
                               ? gf_xstrdup(file)
@@ -664,7 +657,7 @@ static gf_status load_hook_function(loader *ld, yaml_node_t *key, yaml_node_t *v
   return GF_OK;
 }
 
-static const key_spec hook_keys[] = {
+static const gf_key_spec hook_keys[] = {
     {"lua", 1, load_hook_lua},
     {"function", 0, load_hook_function},
 };
@@ -674,26 +667,25 @@ static gf_status load_hooks(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
   gf_workflow *wf = ld->wf;
   yaml_node_pair_t *pairs;
   int count;
-  gf_status status = mapping_pairs(ld, value, "hooks", &pairs, &count);
+  gf_status status = gf_load_pairs(ld, value, "hooks", &pairs, &count);
   if (status) return status;
   wf->hooks = gf_xcalloc((size_t)count, sizeof *wf->hooks);
   ld->hook_nodes = gf_xcalloc((size_t)count, sizeof *ld->hook_nodes);
   wf->nhooks = count;
   for (int h = 0; h < count; h++) {
-    yaml_node_t *name_node = node_at(ld, pairs[h].key);
+    yaml_node_t *name_node = gf_load_node(ld, pairs[h].key);
     const char *name;
     if ((status = get_identifier(ld, name_node, "hook name", &name))) return status;
     if (find_name(reserved_names, COUNT_OF(reserved_names), name) >= 0 ||
         find_name(builtin_functions, COUNT_OF(builtin_functions), name) >= 0)
-      return fail(ld, name_node, "'%s' is a built-in name and cannot name a hook", name);
+      return gf_load_fail(ld, name_node, "'%s' is a built-in name and cannot name a hook", name);
     gf_hook *hook = &wf->hooks[h];
     hook->name = gf_xstrdup(name);
     hook->function = gf_xstrdup(name);
-    hook->lua_id = -1;
-    hook->loc = node_loc(ld, name_node);
+    hook->loc = gf_load_loc(ld, name_node);
     char *what = gf_xasprintf("hook '%s'", name);
-    status = walk_mapping(ld, node_at(ld, pairs[h].value), what, hook_keys, COUNT_OF(hook_keys), &h,
-                          NULL, NULL);
+    status = gf_load_mapping(ld, gf_load_node(ld, pairs[h].value), what, hook_keys,
+                             COUNT_OF(hook_keys), &h, NULL, NULL);
     free(what);
     if (status) return status;
   }
@@ -706,15 +698,15 @@ static int find_hook(const gf_workflow *wf, const char *name) {
   return -1;
 }
 
-static gf_status get_hook(loader *ld, const yaml_node_t *node, int *out) {
-  const char *name = scalar(node);
-  if (!name) return fail_type(ld, node, "a hook name");
+gf_status gf_load_hook(loader *ld, const yaml_node_t *node, int *out) {
+  const char *name = gf_load_scalar(node);
+  if (!name) return gf_load_fail_type(ld, node, "a hook name");
   *out = find_hook(ld->wf, name);
   if (*out >= 0) return GF_OK;
   if (ld->wf->nhooks == 0)
-    return fail(ld, node, "unknown hook '%s'; the workflow declares no hooks", name);
+    return gf_load_fail(ld, node, "unknown hook '%s'; the workflow declares no hooks", name);
   char *list = join_member_names(ld->wf->hooks, sizeof(gf_hook), ld->wf->nhooks);
-  gf_status status = fail(ld, node, "unknown hook '%s'; known hooks: %s", name, list);
+  gf_status status = gf_load_fail(ld, node, "unknown hook '%s'; known hooks: %s", name, list);
   free(list);
   return status;
 }
@@ -726,26 +718,27 @@ static gf_status load_params(loader *ld, yaml_node_t *key, yaml_node_t *value, v
   gf_workflow *wf = ld->wf;
   yaml_node_pair_t *pairs;
   int count;
-  gf_status status = mapping_pairs(ld, value, "params", &pairs, &count);
+  gf_status status = gf_load_pairs(ld, value, "params", &pairs, &count);
   if (status) return status;
   ld->params_node = value;
   wf->params = gf_xcalloc((size_t)count, sizeof *wf->params);
   wf->nparams = count;
   for (int i = 0; i < count; i++) {
-    yaml_node_t *name_node = node_at(ld, pairs[i].key), *value_node = node_at(ld, pairs[i].value);
+    yaml_node_t *name_node = gf_load_node(ld, pairs[i].key),
+                *value_node = gf_load_node(ld, pairs[i].value);
     const char *name;
     if ((status = get_identifier(ld, name_node, "parameter", &name))) return status;
     if (find_name(reserved_names, COUNT_OF(reserved_names), name) >= 0 ||
         find_name(builtin_functions, COUNT_OF(builtin_functions), name) >= 0)
-      return fail(ld, name_node, "'%s' is a built-in name and cannot be a parameter", name);
+      return gf_load_fail(ld, name_node, "'%s' is a built-in name and cannot be a parameter", name);
     if (find_hook(wf, name) >= 0)
-      return fail(ld, name_node, "'%s' is a hook and cannot be a parameter", name);
+      return gf_load_fail(ld, name_node, "'%s' is a hook and cannot be a parameter", name);
     gf_param_value *param = &wf->params[i];
     param->name = gf_xstrdup(name);
-    param->loc = text_loc(ld, value_node, 0);
-    const char *s = scalar(value_node);
+    param->loc = gf_load_text_loc(ld, value_node, 0);
+    const char *s = gf_load_scalar(value_node);
     if (s && !parse_number_text(s, &param->value)) param->text = gf_xstrdup(s);
-    if ((status = get_number(ld, value_node, NAMES_PARAMS | NAMES_GRID, &param->value)))
+    if ((status = get_number(ld, value_node, GF_NAMES_PARAMS | GF_NAMES_GRID, &param->value)))
       return status;
     ld->params_visible = i + 1;
   }
@@ -758,8 +751,7 @@ static gf_status load_memory_default(loader *ld, yaml_node_t *key, yaml_node_t *
                                      void *target) {
   (void)key, (void)target;
   int space = 0;
-  gf_status status =
-      get_choice(ld, value, "memory space", space_names, COUNT_OF(space_names), &space);
+  gf_status status = get_choice(ld, value, "memory space", gf_space_names, GF_SPACE_COUNT, &space);
   ld->wf->default_space = (gf_space)space;
   return status;
 }
@@ -786,7 +778,7 @@ static gf_status load_memory_read_mostly(loader *ld, yaml_node_t *key, yaml_node
   return get_bool(ld, value, &ld->managed_read_mostly);
 }
 
-static const key_spec memory_keys[] = {
+static const gf_key_spec memory_keys[] = {
     {"default", 0, load_memory_default},
     {"staging", 0, load_memory_staging},
     {"prefetch", 0, load_memory_prefetch},
@@ -795,7 +787,7 @@ static const key_spec memory_keys[] = {
 
 static gf_status load_memory(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
-  return walk_mapping(ld, value, "memory", memory_keys, COUNT_OF(memory_keys), NULL, NULL, NULL);
+  return gf_load_mapping(ld, value, "memory", memory_keys, COUNT_OF(memory_keys), NULL, NULL, NULL);
 }
 
 /* ---- fields ----------------------------------------------------------------- */
@@ -811,7 +803,7 @@ static gf_status load_field_dtype(loader *ld, yaml_node_t *key, yaml_node_t *val
 static gf_status load_field_shape(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key;
   gf_field *field = target;
-  return get_shape(ld, value, NAMES_PARAMS | NAMES_GRID, &field->ndim, field->shape);
+  return get_shape(ld, value, GF_NAMES_PARAMS | GF_NAMES_GRID, &field->ndim, field->shape);
 }
 
 static gf_status load_field_ring(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
@@ -825,8 +817,7 @@ static gf_status load_field_ring(loader *ld, yaml_node_t *key, yaml_node_t *valu
 static gf_status load_field_space(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key;
   int space = 0;
-  gf_status status =
-      get_choice(ld, value, "memory space", space_names, COUNT_OF(space_names), &space);
+  gf_status status = get_choice(ld, value, "memory space", gf_space_names, GF_SPACE_COUNT, &space);
   ((gf_field *)target)->space = (gf_space)space;
   return status;
 }
@@ -837,8 +828,8 @@ static gf_status load_managed_flag(loader *ld, yaml_node_t *key, yaml_node_t *va
   gf_status status = get_bool(ld, value, flag);
   if (status) return status;
   if (field->space != GF_SPACE_MANAGED)
-    return fail(ld, key, "%s applies only to space managed; field '%s' is in %s", scalar(key),
-                field->name, space_names[field->space]);
+    return gf_load_fail(ld, key, "%s applies only to space managed; field '%s' is in %s",
+                        gf_load_scalar(key), field->name, gf_space_name(field->space));
   return GF_OK;
 }
 
@@ -854,7 +845,7 @@ static gf_status load_field_read_mostly(loader *ld, yaml_node_t *key, yaml_node_
   return load_managed_flag(ld, key, value, field, &field->read_mostly);
 }
 
-static const key_spec init_keys[] = {{"hook", 1, NULL}};
+static const gf_key_spec init_keys[] = {{"hook", 1, NULL}};
 
 static gf_status load_field_init(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key;
@@ -862,22 +853,24 @@ static gf_status load_field_init(loader *ld, yaml_node_t *key, yaml_node_t *valu
   gf_status status;
   if (value->type == YAML_MAPPING_NODE) {
     yaml_node_t *values[1] = {NULL};
-    if ((status = walk_mapping(ld, value, "init", init_keys, 1, NULL, NULL, values))) return status;
+    if ((status = gf_load_mapping(ld, value, "init", init_keys, 1, NULL, NULL, values)))
+      return status;
     field->init_kind = GF_INIT_HOOK;
-    return get_hook(ld, values[0], &field->init_hook);
+    return gf_load_hook(ld, values[0], &field->init_hook);
   }
-  const char *s = scalar(value);
-  if (!s || (!*s && !is_quoted(value)))
-    return fail_type(ld, value, "a number, an expression or {hook: NAME}");
+  const char *s = gf_load_scalar(value);
+  if (!s || (!*s && !gf_load_is_quoted(value)))
+    return gf_load_fail_type(ld, value, "a number, an expression or {hook: NAME}");
   if (parse_number_text(s, &field->init_value)) return GF_OK;
   gf_expr *expr;
-  if ((status = compile_at(ld, value, s, 0, NAMES_PARAMS | NAMES_GRID | NAMES_VARS, 0, &expr)))
+  if ((status = gf_load_expr(ld, value, s, 0, GF_NAMES_PARAMS | GF_NAMES_GRID | GF_NAMES_VARS, 0,
+                             &expr)))
     return status;
   if (gf_expr_is_constant(expr)) {
-    field->init_value = eval_constant(expr);
+    field->init_value = gf_load_constant(expr);
     gf_expr_free(expr);
     if (!isfinite(field->init_value))
-      return fail(ld, value, "'%s' is not a finite number (%g)", s, field->init_value);
+      return gf_load_fail(ld, value, "'%s' is not a finite number (%g)", s, field->init_value);
     return GF_OK;
   }
   field->init_kind = GF_INIT_EXPR;
@@ -885,7 +878,7 @@ static gf_status load_field_init(loader *ld, yaml_node_t *key, yaml_node_t *valu
   return GF_OK;
 }
 
-static const key_spec field_keys[] = {
+static const gf_key_spec field_keys[] = {
     {"dtype", 0, load_field_dtype},       {"shape", 0, load_field_shape},
     {"ring", 0, load_field_ring},         {"space", 0, load_field_space},
     {"prefetch", 0, load_field_prefetch}, {"read_mostly", 0, load_field_read_mostly},
@@ -897,13 +890,14 @@ static gf_status load_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, v
   gf_workflow *wf = ld->wf;
   yaml_node_pair_t *pairs;
   int count;
-  gf_status status = mapping_pairs(ld, value, "fields", &pairs, &count);
+  gf_status status = gf_load_pairs(ld, value, "fields", &pairs, &count);
   if (status) return status;
-  if (count == 0) return fail(ld, value, "fields is empty; a workflow needs at least one field");
+  if (count == 0)
+    return gf_load_fail(ld, value, "fields is empty; a workflow needs at least one field");
   wf->fields = gf_xcalloc((size_t)count, sizeof *wf->fields);
   wf->nfields = count;
   for (int i = 0; i < count; i++) {
-    yaml_node_t *name_node = node_at(ld, pairs[i].key);
+    yaml_node_t *name_node = gf_load_node(ld, pairs[i].key);
     const char *name;
     if ((status = get_identifier(ld, name_node, "field name", &name))) return status;
     gf_field *field = &wf->fields[i];
@@ -916,10 +910,10 @@ static gf_status load_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, v
     field->init_kind = GF_INIT_CONST;
     field->init_hook = -1;
     field->prefetch = field->read_mostly = -1; /* not given: memory.prefetch decides */
-    field->loc = node_loc(ld, name_node);
+    field->loc = gf_load_loc(ld, name_node);
     char *what = gf_xasprintf("field '%s'", name);
-    status = walk_mapping(ld, node_at(ld, pairs[i].value), what, field_keys, COUNT_OF(field_keys),
-                          field, NULL, NULL);
+    status = gf_load_mapping(ld, gf_load_node(ld, pairs[i].value), what, field_keys,
+                             COUNT_OF(field_keys), field, NULL, NULL);
     free(what);
     if (status) return status;
     int managed = field->space == GF_SPACE_MANAGED;
@@ -931,14 +925,15 @@ static gf_status load_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, v
       overflow |= __builtin_mul_overflow(elems, field->shape[d], &elems);
     overflow |= __builtin_mul_overflow(elems, (int64_t)gf_dtype_size(field->dtype), &bytes);
     if (overflow || bytes > MAX_FIELD_BYTES)
-      return fail(ld, name_node, "field '%s' is too large: more than 2^62 bytes per instance",
-                  name);
+      return gf_load_fail(ld, name_node,
+                          "field '%s' is too large: more than 2^62 bytes per instance", name);
     int64_t ring_bytes;
     if (__builtin_mul_overflow(bytes, (int64_t)field->ring, &ring_bytes) ||
         ring_bytes > MAX_FIELD_BYTES)
-      return fail(ld, name_node,
-                  "field '%s' is too large: %d instances of %lld bytes are more than 2^62 bytes",
-                  name, field->ring, (long long)bytes);
+      return gf_load_fail(
+          ld, name_node,
+          "field '%s' is too large: %d instances of %lld bytes are more than 2^62 bytes", name,
+          field->ring, (long long)bytes);
     field->elems = elems;
     field->bytes = (size_t)bytes;
   }
@@ -958,28 +953,29 @@ static gf_status load_groups(loader *ld, yaml_node_t *value, const char *what,
                              gf_stream_group **groups, int *ngroups, int *total) {
   yaml_node_pair_t *pairs;
   int count;
-  gf_status status = mapping_pairs(ld, value, what, &pairs, &count);
+  gf_status status = gf_load_pairs(ld, value, what, &pairs, &count);
   if (status) return status;
   *groups = gf_xcalloc((size_t)count, sizeof **groups);
   *ngroups = count;
   char kind[32];
   snprintf(kind, sizeof kind, "%.*s", (int)strlen(what) - 1, what); /* "streams" -> "stream" */
   for (int g = 0; g < count; g++) {
-    yaml_node_t *name_node = node_at(ld, pairs[g].key), *count_node = node_at(ld, pairs[g].value);
+    yaml_node_t *name_node = gf_load_node(ld, pairs[g].key),
+                *count_node = gf_load_node(ld, pairs[g].value);
     const char *name;
     int64_t n = 0;
     char label[48];
     snprintf(label, sizeof label, "%s group", kind);
     if ((status = get_identifier(ld, name_node, label, &name))) return status;
     (*groups)[g].name = gf_xstrdup(name);
-    (*groups)[g].loc = node_loc(ld, name_node);
+    (*groups)[g].loc = gf_load_loc(ld, name_node);
     snprintf(label, sizeof label, "%s count", kind);
     if ((status = get_int(ld, count_node, label, 1, MAX_STREAMS, &n))) return status;
     (*groups)[g].count = (int)n;
     (*groups)[g].first = *total;
     if (*total + n > MAX_STREAMS)
-      return fail(ld, count_node, "too many %s: %lld in all, at most %d", what,
-                  (long long)(*total + n), MAX_STREAMS);
+      return gf_load_fail(ld, count_node, "too many %s: %lld in all, at most %d", what,
+                          (long long)(*total + n), MAX_STREAMS);
     *total += (int)n;
   }
   return GF_OK;
@@ -999,10 +995,11 @@ static gf_status load_events(loader *ld, yaml_node_t *key, yaml_node_t *value, v
 
 static gf_status load_schedule(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
+  const char *names[16] = {NULL};
+  for (int i = 0; i < gf_schedule_count; i++) names[i] = gf_schedules[i]->name;
   int schedule = 0;
-  gf_status status =
-      get_choice(ld, value, "schedule", schedule_names, COUNT_OF(schedule_names), &schedule);
-  ld->wf->schedule = (gf_schedule)schedule;
+  gf_status status = get_choice(ld, value, "schedule", names, gf_schedule_count, &schedule);
+  if (status == GF_OK) ld->wf->schedule = gf_schedules[schedule];
   return status;
 }
 
@@ -1023,18 +1020,21 @@ static int split_ref(const char *s, size_t *name_len, size_t *expr_at, size_t *e
   return 1;
 }
 
-static gf_status get_ref(loader *ld, yaml_node_t *node, gf_ref *ref) {
-  const char *s = scalar(node);
+gf_status gf_load_ref(loader *ld, yaml_node_t *node, gf_ref *ref) {
+  const char *s = gf_load_scalar(node);
   size_t name_len, expr_at, expr_len;
   ref->field = -1;
+  ref->index = NULL;
   if (!s || !split_ref(s, &name_len, &expr_at, &expr_len))
-    return fail_type(ld, node, "a field reference FIELD or FIELD[EXPR]");
-  ref->loc = text_loc(ld, node, 0);
+    return gf_load_fail_type(ld, node, "a field reference FIELD or FIELD[EXPR]");
+  ref->loc = gf_load_text_loc(ld, node, 0);
   ref->field = find_field(ld->wf, s, name_len);
-  if (ref->field < 0) return fail_text(ld, node, 0, "unknown field '%.*s'", (int)name_len, s);
+  if (ref->field < 0)
+    return gf_load_fail_text(ld, node, 0, "unknown field '%.*s'", (int)name_len, s);
   if (!expr_len) return GF_OK;
   char *text = gf_xstrndup(s + expr_at, expr_len);
-  gf_status status = compile_at(ld, node, text, expr_at, NAMES_PARAMS | NAMES_GRID, 1, &ref->index);
+  gf_status status =
+      gf_load_expr(ld, node, text, expr_at, GF_NAMES_PARAMS | GF_NAMES_GRID, 1, &ref->index);
   free(text);
   return status;
 }
@@ -1043,35 +1043,37 @@ static gf_status get_ref(loader *ld, yaml_node_t *node, gf_ref *ref) {
 static gf_status get_group_ref(loader *ld, yaml_node_t *node, const gf_stream_group *groups,
                                int ngroups, const char *kind, gf_stream_ref *ref) {
   const gf_workflow *wf = ld->wf;
-  const char *s = scalar(node);
+  const char *s = gf_load_scalar(node);
   size_t name_len, expr_at, expr_len;
   char expected[64];
   snprintf(expected, sizeof expected, "a %s GROUP or GROUP[EXPR]", kind);
-  if (!s || !split_ref(s, &name_len, &expr_at, &expr_len)) return fail_type(ld, node, expected);
-  ref->loc = text_loc(ld, node, 0);
+  if (!s || !split_ref(s, &name_len, &expr_at, &expr_len))
+    return gf_load_fail_type(ld, node, expected);
+  ref->loc = gf_load_text_loc(ld, node, 0);
   int g = 0;
   while (g < ngroups && !name_is(s, name_len, groups[g].name)) g++;
   if (g == ngroups) {
     if (ngroups == 0)
-      return fail_text(ld, node, 0, "unknown %s group '%.*s'; the workflow declares no %ss", kind,
-                       (int)name_len, s, kind);
+      return gf_load_fail_text(ld, node, 0, "unknown %s group '%.*s'; the workflow declares no %ss",
+                               kind, (int)name_len, s, kind);
     char *list = join_member_names(groups, sizeof(gf_stream_group), ngroups);
-    gf_status status = fail_text(ld, node, 0, "unknown %s group '%.*s'; known groups: %s", kind,
-                                 (int)name_len, s, list);
+    gf_status status = gf_load_fail_text(ld, node, 0, "unknown %s group '%.*s'; known groups: %s",
+                                         kind, (int)name_len, s, list);
     free(list);
     return status;
   }
   ref->group = g;
   if (!expr_len) return GF_OK;
   char *text = gf_xstrndup(s + expr_at, expr_len);
-  gf_status status = compile_at(ld, node, text, expr_at, NAMES_PARAMS | NAMES_GRID, 1, &ref->index);
+  gf_status status =
+      gf_load_expr(ld, node, text, expr_at, GF_NAMES_PARAMS | GF_NAMES_GRID, 1, &ref->index);
   free(text);
   if (status) return status;
   if (gf_expr_is_constant(ref->index)) {
-    double i = eval_constant(ref->index);
+    double i = gf_load_constant(ref->index);
     if (i != floor(i) || i < 0 || i >= groups[g].count)
-      return fail_text(ld, node, expr_at, "%s index %g is outside %s[0..%d]", kind, i,
-                       groups[g].name, groups[g].count - 1);
+      return gf_load_fail_text(ld, node, expr_at, "%s index %g is outside %s[0..%d]", kind, i,
+                               groups[g].name, groups[g].count - 1);
   }
   (void)wf;
   return GF_OK;
@@ -1090,8 +1092,9 @@ static gf_status get_event_refs(loader *ld, yaml_node_t *node, gf_stream_ref **r
   *refs = gf_xcalloc((size_t)n, sizeof **refs);
   *count = n;
   for (int i = 0; i < n; i++) {
-    yaml_node_t *item =
-        node->type == YAML_SEQUENCE_NODE ? node_at(ld, node->data.sequence.items.start[i]) : node;
+    yaml_node_t *item = node->type == YAML_SEQUENCE_NODE
+                            ? gf_load_node(ld, node->data.sequence.items.start[i])
+                            : node;
     gf_status status =
         get_group_ref(ld, item, wf->event_groups, wf->nevent_groups, "event", &(*refs)[i]);
     if (status) return status;
@@ -1101,295 +1104,68 @@ static gf_status get_event_refs(loader *ld, yaml_node_t *node, gf_stream_ref **r
 
 /* ---- tasks ------------------------------------------------------------------ */
 
-/* A REAL or INT kernel argument: a number or a per-step expression. */
-static gf_status load_scalar_arg(loader *ld, const gf_kernel *kernel, gf_arg *arg,
-                                 yaml_node_t *node) {
-  const gf_param *param = arg->param;
-  const char *s = scalar(node);
-  if (!s || (!*s && !is_quoted(node))) return fail_type(ld, node, "a number or an expression");
-  gf_status status =
-      compile_at(ld, node, s, 0, NAMES_PARAMS | NAMES_GRID | NAMES_HOOKS, 1, &arg->value);
-  if (status || !gf_expr_is_constant(arg->value)) return status;
-  double v = eval_constant(arg->value);
-  if (!isfinite(v)) return fail(ld, node, "'%s' is not a finite number (%g)", s, v);
-  if (param->type == GF_PARAM_INT && v != floor(v))
-    return fail(ld, node, "argument '%s' of %s must be an integer, got %.17g", param->name,
-                kernel->name, v);
-  if (v < param->min || v > param->max)
-    return fail(ld, node, "argument '%s' of %s must be between %g and %g, got %.17g", param->name,
-                kernel->name, param->min, param->max, v);
-  return GF_OK;
-}
+/* A task's keys: the common ones, then each kind's own key and extra keys
+ * (in gf_task_kinds order), built once per load so a new kind adds its keys
+ * without touching this file. */
+enum { TK_NAME, TK_STREAM, TK_WHEN, TK_AFTER, TK_WAIT, TK_HOST_WAIT, TK_RECORD, TK_COMMON };
+#define MAX_TASK_KEYS 32
 
-static gf_status load_index_arg(loader *ld, const gf_kernel *kernel, gf_arg *arg,
-                                yaml_node_t *node) {
-  int ndim = ld->wf->ndim;
-  if (node->type != YAML_SEQUENCE_NODE) return fail_type(ld, node, "a sequence of cell indices");
-  int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
-  if (count != ndim)
-    return fail(ld, node, "argument '%s' of %s needs %d entr%s (one per grid axis), got %d",
-                arg->param->name, kernel->name, ndim, ndim == 1 ? "y" : "ies", count);
-  for (int d = 0; d < count; d++) {
-    gf_status status = get_integer_value(ld, node_at(ld, node->data.sequence.items.start[d]),
-                                         NAMES_PARAMS | NAMES_GRID, &arg->index[d]);
-    if (status) return status;
+typedef struct task_keys {
+  gf_key_spec spec[MAX_TASK_KEYS];
+  int count;
+  int kind_key[MAX_TASK_KEYS]; /* kind whose key (or extra key) this is, -1: common */
+  int is_extra[MAX_TASK_KEYS];
+} task_keys;
+
+static void build_task_keys(task_keys *k) {
+  static const char *const common[TK_COMMON] = {"name", "stream",    "when",  "after",
+                                                "wait", "host_wait", "record"};
+  k->count = 0;
+  /* The order messages list them: name, the kinds, their extra keys, the rest. */
+  k->spec[k->count] = (gf_key_spec){common[TK_NAME], 1, NULL};
+  k->kind_key[k->count++] = -1;
+  for (int i = 0; i < gf_task_kind_count; i++) {
+    k->spec[k->count] = (gf_key_spec){gf_task_kinds[i]->name, 0, NULL};
+    k->is_extra[k->count] = 0;
+    k->kind_key[k->count++] = i;
   }
-  return GF_OK;
-}
-
-static gf_status load_array_arg(loader *ld, const gf_kernel *kernel, gf_arg *arg,
-                                yaml_node_t *node) {
-  gf_status status = get_ref(ld, node, &arg->ref);
-  if (status) return status;
-  const gf_field *field = &ld->wf->fields[arg->ref.field];
-  if (!(arg->param->dtypes & (1u << field->dtype))) {
-    char accepted[16] = "";
-    for (int t = 0; t < COUNT_OF(dtype_names); t++)
-      if (arg->param->dtypes & (1u << t))
-        snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted), "%s%s",
-                 accepted[0] ? " or " : "", dtype_names[t]);
-    return fail_text(ld, node, 0, "argument '%s' of %s takes %s fields; field '%s' is %s",
-                     arg->param->name, kernel->name, accepted, field->name,
-                     dtype_names[field->dtype]);
-  }
-  return GF_OK;
-}
-
-/* The argument struct as the kernel's check() sees it at load time. */
-static gf_status check_kernel_args(loader *ld, const gf_task *task, yaml_node_t *kernel_node) {
-  const gf_workflow *wf = ld->wf;
-  const gf_kernel *kernel = task->kernel;
-  if (!kernel->check) return GF_OK;
-  _Alignas(max_align_t) unsigned char args[GF_MAX_KERNEL_ARGS_SIZE];
-  memset(args, 0, sizeof args);
-  for (int i = 0; i < task->nargs; i++) {
-    const gf_arg *arg = &task->args[i];
-    unsigned char *at = args + arg->param->offset;
-    switch (arg->param->type) {
-      case GF_PARAM_ARRAY: {
-        const gf_field *field = &wf->fields[arg->ref.field];
-        gf_array array = {
-            .data = NULL, .dtype = field->dtype, .ndim = field->ndim, .halo = wf->halo};
-        memcpy(array.shape, field->shape, sizeof array.shape);
-        memcpy(array.spacing, wf->spacing, sizeof array.spacing);
-        memcpy(at, &array, sizeof array);
-        break;
-      }
-      case GF_PARAM_REAL: {
-        double v = gf_expr_is_constant(arg->value) ? eval_constant(arg->value) : 0.0;
-        memcpy(at, &v, sizeof v);
-        break;
-      }
-      case GF_PARAM_INT: {
-        int64_t v = gf_expr_is_constant(arg->value) ? (int64_t)eval_constant(arg->value) : 0;
-        memcpy(at, &v, sizeof v);
-        break;
-      }
-      case GF_PARAM_INDEX:
-        memcpy(at, arg->index, sizeof arg->index);
-        break;
+  for (int i = 0; i < gf_task_kind_count; i++)
+    for (const char *const *x = gf_task_kinds[i]->extra_keys; x && *x; x++) {
+      k->spec[k->count] = (gf_key_spec){*x, 0, NULL};
+      k->is_extra[k->count] = 1;
+      k->kind_key[k->count++] = i;
     }
+  for (int c = TK_STREAM; c < TK_COMMON; c++) {
+    k->spec[k->count] = (gf_key_spec){common[c], 0, NULL};
+    k->kind_key[k->count++] = -1;
   }
-  char why[256] = "";
-  if (kernel->check(args, why, sizeof why) != 0)
-    return fail(ld, kernel_node, "kernel %s cannot run with these arguments: %s", kernel->name,
-                why[0] ? why : "(no reason given)");
-  return GF_OK;
 }
 
-static gf_status load_kernel_task(loader *ld, gf_task *task, yaml_node_t *task_node,
-                                  yaml_node_t *kernel_node, yaml_node_t *args_node) {
-  const gf_workflow *wf = ld->wf;
-  const char *name = scalar(kernel_node);
-  gf_status status;
-  if (!name) return fail_type(ld, kernel_node, "a kernel name");
-  task->kernel = gf_registry_find(ld->registry, name);
-  if (!task->kernel) {
-    int count = gf_registry_count(ld->registry);
-    if (count == 0)
-      return fail(ld, kernel_node, "unknown kernel '%s'; no kernels are registered", name);
-    const char **names = gf_xcalloc((size_t)count, sizeof *names);
-    for (int i = 0; i < count; i++) names[i] = gf_registry_at(ld->registry, i)->name;
-    char *list = join_names(names, count);
-    status = fail(ld, kernel_node, "unknown kernel '%s'; known kernels: %s", name, list);
-    free(list);
-    free(names);
-    return status;
-  }
-  const gf_kernel *kernel = task->kernel;
-  int nparams = 0;
-  while (kernel->params[nparams].name) nparams++;
-  task->args = gf_xcalloc((size_t)nparams, sizeof *task->args);
-  task->nargs = nparams;
-  for (int i = 0; i < nparams; i++) {
-    task->args[i].param = &kernel->params[i];
-    task->args[i].ref.field = -1;
-  }
-  yaml_node_t **given = gf_xcalloc((size_t)nparams, sizeof *given);
-  yaml_node_pair_t *pairs = NULL;
-  int count = 0;
-  if (args_node)
-    status = mapping_pairs(ld, args_node, "args", &pairs, &count);
-  else
-    status = GF_OK;
-  for (int i = 0; !status && i < count; i++) {
-    yaml_node_t *key = node_at(ld, pairs[i].key);
-    int p = 0;
-    while (p < nparams && strcmp(kernel->params[p].name, scalar(key)) != 0) p++;
-    if (p == nparams) {
-      const char **names = gf_xcalloc((size_t)nparams, sizeof *names);
-      for (int j = 0; j < nparams; j++) names[j] = kernel->params[j].name;
-      char *list = join_names(names, nparams);
-      status = fail(ld, key, "kernel %s has no parameter '%s'; its parameters: %s", kernel->name,
-                    scalar(key), list);
-      free(list);
-      free(names);
-      break;
-    }
-    gf_arg *arg = &task->args[p];
-    yaml_node_t *value = node_at(ld, pairs[i].value);
-    given[p] = value;
-    arg->loc = node_loc(ld, value);
-    switch (kernel->params[p].type) {
-      case GF_PARAM_ARRAY:
-        status = load_array_arg(ld, kernel, arg, value);
-        break;
-      case GF_PARAM_REAL:
-      case GF_PARAM_INT:
-        status = load_scalar_arg(ld, kernel, arg, value);
-        break;
-      case GF_PARAM_INDEX:
-        status = load_index_arg(ld, kernel, arg, value);
-        break;
-    }
-  }
-  for (int p = 0; !status && p < nparams; p++) {
-    if (given[p]) continue;
-    gf_arg *arg = &task->args[p];
-    const gf_param *param = arg->param;
-    arg->loc = node_loc(ld, task_node);
-    if (param->required) {
-      status = fail(ld, task_node, "missing required argument '%s' of kernel %s in task '%s'",
-                    param->name, kernel->name, task->name);
-      break;
-    }
-    if (param->type == GF_PARAM_ARRAY) {
-      status = fail(ld, task_node, "kernel %s: optional array parameter '%s' is not supported",
-                    kernel->name, param->name);
-    } else if (param->type == GF_PARAM_INDEX) {
-      for (int d = 0; d < wf->ndim; d++)
-        arg->index[d] = param->def == GF_INDEX_CENTER ? wf->shape[d] / 2 : (int64_t)param->def;
-    } else {
-      char text[64];
-      snprintf(text, sizeof text, "%.17g", param->def);
-      gf_scope scope = {NULL, NULL, 0};
-      status = gf_expr_compile(text, &scope, ld->diag, arg->loc, &arg->value);
-    }
-  }
-  free(given);
-  if (status) return status;
-  return check_kernel_args(ld, task, kernel_node);
+/* The index in `k` of common key `c`. */
+static int common_key(const task_keys *k, int c) {
+  return c == TK_NAME ? 0 : k->count - (TK_COMMON - c);
 }
-
-static const key_spec copy_keys[] = {{"from", 1, NULL}, {"to", 1, NULL}};
-
-static gf_status load_copy_task(loader *ld, gf_task *task, yaml_node_t *node) {
-  yaml_node_t *values[2] = {NULL};
-  gf_status status = walk_mapping(ld, node, "copy", copy_keys, 2, NULL, NULL, values);
-  if (status || (status = get_ref(ld, values[0], &task->from)) ||
-      (status = get_ref(ld, values[1], &task->to)))
-    return status;
-  const gf_field *from = &ld->wf->fields[task->from.field], *to = &ld->wf->fields[task->to.field];
-  if (task->from.field == task->to.field) {
-    const char *a = task->from.index ? gf_expr_text(task->from.index) : "0";
-    const char *b = task->to.index ? gf_expr_text(task->to.index) : "0";
-    if (strcmp(a, b) == 0) return fail(ld, node, "copy from '%s' to itself", scalar(values[0]));
-  }
-  if (from->dtype != to->dtype || from->elems != to->elems)
-    return fail(ld, node,
-                "cannot copy '%s' (%s, %lld elements) to '%s' (%s, %lld elements): dtype and "
-                "element count must match",
-                from->name, dtype_names[from->dtype], (long long)from->elems, to->name,
-                dtype_names[to->dtype], (long long)to->elems);
-  return GF_OK;
-}
-
-static const key_spec output_keys[] = {
-    {"from", 1, NULL}, {"file", 1, NULL}, {"planes", 1, NULL}, {"plane", 0, NULL}};
-
-static gf_status load_output_task(loader *ld, gf_task *task, yaml_node_t *node) {
-  yaml_node_t *values[4] = {NULL};
-  gf_status status = walk_mapping(ld, node, "output", output_keys, 4, NULL, NULL, values);
-  if (status || (status = get_ref(ld, values[0], &task->from))) return status;
-  const char *file = scalar(values[1]);
-  if (!file) return fail_type(ld, values[1], "a file name");
-  if (!*file || strchr(file, '/') || strcmp(file, ".") == 0 || strcmp(file, "..") == 0)
-    return fail(ld, values[1], "output file '%s' must be a plain file name (no '/', not . or ..)",
-                file);
-  task->file = gf_xstrdup(file);
-  if ((status = get_integer_value(ld, values[2], NAMES_PARAMS | NAMES_GRID, &task->planes)))
-    return status;
-  if (task->planes < 1)
-    return fail(ld, values[2], "planes must be >= 1, got %lld", (long long)task->planes);
-  if (task->planes > MAX_PLANES)
-    return fail(ld, values[2], "planes must be at most 10^9, got %lld", (long long)task->planes);
-  int64_t plane_bytes = (int64_t)ld->wf->fields[task->from.field].bytes, file_bytes;
-  if (__builtin_mul_overflow(task->planes, plane_bytes, &file_bytes) ||
-      file_bytes > MAX_FIELD_BYTES)
-    return fail(ld, values[2],
-                "output file '%s' is too large: %lld planes of %lld bytes are more than 2^62 bytes",
-                task->file, (long long)task->planes, (long long)plane_bytes);
-  if (!values[3]) {
-    gf_scope scope = {NULL, NULL, 1};
-    return gf_expr_compile("n", &scope, ld->diag, task->loc, &task->plane);
-  }
-  const char *plane = scalar(values[3]);
-  if (!plane || (!*plane && !is_quoted(values[3])))
-    return fail_type(ld, values[3], "an expression of n");
-  return compile_at(ld, values[3], plane, 0, NAMES_PARAMS | NAMES_GRID, 1, &task->plane);
-}
-
-enum {
-  TK_NAME,
-  TK_KERNEL,
-  TK_COPY,
-  TK_HOOK,
-  TK_OUTPUT,
-  TK_ARGS,
-  TK_STREAM,
-  TK_WHEN,
-  TK_AFTER,
-  TK_WAIT,
-  TK_HOST_WAIT,
-  TK_RECORD
-};
-
-static const key_spec task_keys[] = {
-    [TK_NAME] = {"name", 1, NULL},           [TK_KERNEL] = {"kernel", 0, NULL},
-    [TK_COPY] = {"copy", 0, NULL},           [TK_HOOK] = {"hook", 0, NULL},
-    [TK_OUTPUT] = {"output", 0, NULL},       [TK_ARGS] = {"args", 0, NULL},
-    [TK_STREAM] = {"stream", 0, NULL},       [TK_WHEN] = {"when", 0, NULL},
-    [TK_AFTER] = {"after", 0, NULL},         [TK_WAIT] = {"wait", 0, NULL},
-    [TK_HOST_WAIT] = {"host_wait", 0, NULL}, [TK_RECORD] = {"record", 0, NULL},
-};
 
 static gf_status load_task(loader *ld, int t, yaml_node_t *node) {
   gf_workflow *wf = ld->wf;
   gf_task *task = &wf->tasks[t];
-  yaml_node_t *keys[COUNT_OF(task_keys)] = {NULL}, *values[COUNT_OF(task_keys)] = {NULL};
+  task_keys tk;
+  build_task_keys(&tk);
+  yaml_node_t *keys[MAX_TASK_KEYS] = {NULL}, *values[MAX_TASK_KEYS] = {NULL};
   gf_status status;
-  task->loc = node_loc(ld, node);
+  task->loc = gf_load_loc(ld, node);
   ld->task_nodes[t] = node;
   /* Name the task in messages about its keys when the name is readable. */
   char *what = NULL;
   if (node->type == YAML_MAPPING_NODE)
     for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
          p++) {
-      const char *k = scalar(node_at(ld, p->key)), *v = scalar(node_at(ld, p->value));
+      const char *k = gf_load_scalar(gf_load_node(ld, p->key)),
+                 *v = gf_load_scalar(gf_load_node(ld, p->value));
       if (k && v && strcmp(k, "name") == 0 && !what) what = gf_xasprintf("task '%s'", v);
     }
   if (!what) what = gf_xasprintf("task %d", t);
-  status = walk_mapping(ld, node, what, task_keys, COUNT_OF(task_keys), NULL, keys, values);
+  status = gf_load_mapping(ld, node, what, tk.spec, tk.count, NULL, keys, values);
   free(what);
   if (status) return status;
 
@@ -1397,68 +1173,65 @@ static gf_status load_task(loader *ld, int t, yaml_node_t *node) {
   if ((status = get_identifier(ld, values[TK_NAME], "task name", &name))) return status;
   for (int i = 0; i < t; i++)
     if (strcmp(wf->tasks[i].name, name) == 0)
-      return fail(ld, values[TK_NAME], "duplicate task name '%s'", name);
+      return gf_load_fail(ld, values[TK_NAME], "duplicate task name '%s'", name);
   task->name = gf_xstrdup(name);
 
-  static const int kind_keys[] = {TK_KERNEL, TK_COPY, TK_HOOK, TK_OUTPUT};
-  int kind = -1;
-  for (int k = 0; k < 4; k++) {
-    if (!keys[kind_keys[k]]) continue;
+  const char *kind_names[MAX_TASK_KEYS];
+  for (int i = 0; i < gf_task_kind_count; i++) kind_names[i] = gf_task_kinds[i]->name;
+  char *kinds = gf_load_join(kind_names, gf_task_kind_count);
+  int kind = -1, kind_at = -1;
+  for (int k = 0; k < tk.count && !status; k++) {
+    if (!keys[k] || tk.kind_key[k] < 0 || tk.is_extra[k]) continue;
     if (kind >= 0)
-      return fail(ld, keys[kind_keys[k]],
-                  "task '%s' has both '%s' and '%s'; a task is exactly one of: kernel, copy, "
-                  "hook, output",
-                  name, task_kind_names[kind], task_kind_names[k]);
-    kind = k;
+      status = gf_load_fail(ld, keys[k],
+                            "task '%s' has both '%s' and '%s'; a task is exactly one of: %s", name,
+                            gf_task_kinds[kind]->name, gf_task_kinds[tk.kind_key[k]]->name, kinds);
+    kind = tk.kind_key[k];
+    kind_at = k;
   }
-  if (kind < 0)
-    return fail(ld, node, "task '%s' does nothing; give it one of: kernel, copy, hook, output",
-                name);
-  task->kind = (gf_task_kind)kind;
-  if (keys[TK_ARGS] && task->kind != GF_TASK_KERNEL)
-    return fail(ld, keys[TK_ARGS], "'args' belongs to kernel tasks, not to %s tasks",
-                task_kind_names[kind]);
-  switch (task->kind) {
-    case GF_TASK_KERNEL:
-      status = load_kernel_task(ld, task, node, values[TK_KERNEL], values[TK_ARGS]);
-      break;
-    case GF_TASK_COPY:
-      status = load_copy_task(ld, task, values[TK_COPY]);
-      break;
-    case GF_TASK_HOOK:
-      status = get_hook(ld, values[TK_HOOK], &task->hook);
-      break;
-    case GF_TASK_OUTPUT:
-      status = load_output_task(ld, task, values[TK_OUTPUT]);
-      break;
-  }
+  if (!status && kind < 0)
+    status = gf_load_fail(ld, node, "task '%s' does nothing; give it one of: %s", name, kinds);
+  free(kinds);
   if (status) return status;
+  task->kind = gf_task_kinds[kind];
+  gf_task_yaml yaml = {.task_node = node, .value = values[kind_at]};
+  int nextra = 0;
+  for (int k = 0; k < tk.count; k++) {
+    if (!tk.is_extra[k] || tk.kind_key[k] < 0) continue;
+    if (tk.kind_key[k] == kind) {
+      yaml.extra[nextra++] = values[k];
+    } else if (keys[k]) {
+      return gf_load_fail(ld, keys[k], "'%s' belongs to %s tasks, not to %s tasks", tk.spec[k].name,
+                          gf_task_kinds[tk.kind_key[k]]->name, task->kind->name);
+    }
+  }
+  if ((status = task->kind->load(ld, task, &yaml))) return status;
 
-  if (values[TK_STREAM] && (status = get_stream_ref(ld, values[TK_STREAM], &task->stream)))
-    return status;
-  /* hook tasks run on the host, in issue order: they need no stream */
-  if (!values[TK_STREAM] && task->kind != GF_TASK_HOOK &&
-      (wf->schedule == GF_SCHED_STREAMS || wf->schedule == GF_SCHED_EVENTS))
-    return fail(ld, node, "task '%s' has no stream; schedule %s needs one for every task", name,
-                schedule_names[wf->schedule]);
-  if (values[TK_WHEN]) {
-    const char *when = scalar(values[TK_WHEN]);
-    if (!when || (!*when && !is_quoted(values[TK_WHEN])))
-      return fail_type(ld, values[TK_WHEN], "an expression");
-    if ((status =
-             compile_at(ld, values[TK_WHEN], when, 0, NAMES_PARAMS | NAMES_GRID, 1, &task->when)))
+  yaml_node_t *stream = values[common_key(&tk, TK_STREAM)];
+  if (stream && (status = get_stream_ref(ld, stream, &task->stream))) return status;
+  /* host tasks run in issue order: they need no stream */
+  if (!stream && !(task->kind->traits & GF_KIND_ON_HOST) &&
+      (wf->schedule->flags & GF_SCHED_USER_STREAMS))
+    return gf_load_fail(ld, node, "task '%s' has no stream; schedule %s needs one for every task",
+                        name, wf->schedule->name);
+  yaml_node_t *when = values[common_key(&tk, TK_WHEN)];
+  if (when) {
+    const char *text = gf_load_scalar(when);
+    if (!text || (!*text && !gf_load_is_quoted(when)))
+      return gf_load_fail_type(ld, when, "an expression");
+    if ((status = gf_load_expr(ld, when, text, 0, GF_NAMES_PARAMS | GF_NAMES_GRID, 1, &task->when)))
       return status;
   }
-  task->record.group = -1;
-  if (values[TK_WAIT] && (status = get_event_refs(ld, values[TK_WAIT], &task->wait, &task->nwait)))
+  yaml_node_t *wait = values[common_key(&tk, TK_WAIT)];
+  yaml_node_t *host_wait = values[common_key(&tk, TK_HOST_WAIT)];
+  yaml_node_t *record = values[common_key(&tk, TK_RECORD)];
+  if (wait && (status = get_event_refs(ld, wait, &task->wait, &task->nwait))) return status;
+  if (host_wait && (status = get_event_refs(ld, host_wait, &task->host_wait, &task->nhost_wait)))
     return status;
-  if (values[TK_HOST_WAIT] &&
-      (status = get_event_refs(ld, values[TK_HOST_WAIT], &task->host_wait, &task->nhost_wait)))
+  if (record && (status = get_group_ref(ld, record, wf->event_groups, wf->nevent_groups, "event",
+                                        &task->record)))
     return status;
-  if (values[TK_RECORD] && (status = get_group_ref(ld, values[TK_RECORD], wf->event_groups,
-                                                   wf->nevent_groups, "event", &task->record)))
-    return status;
-  ld->after_nodes[t] = values[TK_AFTER];
+  ld->after_nodes[t] = values[common_key(&tk, TK_AFTER)];
   return GF_OK;
 }
 
@@ -1466,13 +1239,13 @@ static gf_status load_task(loader *ld, int t, yaml_node_t *node) {
 static gf_status load_after(loader *ld, int t, yaml_node_t *node) {
   gf_workflow *wf = ld->wf;
   gf_task *task = &wf->tasks[t];
-  if (node->type != YAML_SEQUENCE_NODE) return fail_type(ld, node, "a sequence of tasks");
+  if (node->type != YAML_SEQUENCE_NODE) return gf_load_fail_type(ld, node, "a sequence of tasks");
   int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
   task->after = gf_xcalloc((size_t)count, sizeof *task->after);
   for (int i = 0; i < count; i++) {
-    yaml_node_t *item = node_at(ld, node->data.sequence.items.start[i]);
-    const char *s = scalar(item);
-    if (!s) return fail_type(ld, item, "TASK, TASK@n or TASK@n-K");
+    yaml_node_t *item = gf_load_node(ld, node->data.sequence.items.start[i]);
+    const char *s = gf_load_scalar(item);
+    if (!s) return gf_load_fail_type(ld, item, "TASK, TASK@n or TASK@n-K");
     size_t name_len = identifier_length(s);
     int64_t lag = 0;
     const char *at = s + name_len;
@@ -1486,14 +1259,16 @@ static gf_status load_after(loader *ld, int t, yaml_node_t *node) {
       else
         ok = 0;
     }
-    if (!ok) return fail(ld, item, "expected TASK, TASK@n or TASK@n-K (K >= 1), got '%s'", s);
+    if (!ok)
+      return gf_load_fail(ld, item, "expected TASK, TASK@n or TASK@n-K (K >= 1), got '%s'", s);
     int dep = 0;
     while (dep < wf->ntasks && !name_is(s, name_len, wf->tasks[dep].name)) dep++;
     if (dep == wf->ntasks)
-      return fail_text(ld, item, 0, "unknown task '%.*s' in after", (int)name_len, s);
+      return gf_load_fail_text(ld, item, 0, "unknown task '%.*s' in after", (int)name_len, s);
     if (lag == 0 && dep == t)
-      return fail_text(ld, item, 0, "task '%s' cannot follow itself in the same step", task->name);
-    task->after[i] = (gf_dep){dep, (int)lag, text_loc(ld, item, 0)};
+      return gf_load_fail_text(ld, item, 0, "task '%s' cannot follow itself in the same step",
+                               task->name);
+    task->after[i] = (gf_dep){dep, (int)lag, gf_load_text_loc(ld, item, 0)};
     task->nafter = i + 1;
   }
   return GF_OK;
@@ -1501,20 +1276,22 @@ static gf_status load_after(loader *ld, int t, yaml_node_t *node) {
 
 static gf_status load_steps(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
-  gf_status status = get_integer_value(ld, value, NAMES_PARAMS | NAMES_GRID, &ld->wf->steps);
+  gf_status status = gf_load_integer(ld, value, GF_NAMES_PARAMS | GF_NAMES_GRID, &ld->wf->steps);
   if (status) return status;
   if (ld->wf->steps < 0 || ld->wf->steps > (int64_t)MAX_STEPS)
-    return fail(ld, value, "steps must be between 0 and 10^12, got %lld", (long long)ld->wf->steps);
+    return gf_load_fail(ld, value, "steps must be between 0 and 10^12, got %lld",
+                        (long long)ld->wf->steps);
   return GF_OK;
 }
 
 static gf_status load_tasks(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
   gf_workflow *wf = ld->wf;
-  if (value->type != YAML_SEQUENCE_NODE) return fail_type(ld, value, "a sequence of tasks");
+  if (value->type != YAML_SEQUENCE_NODE) return gf_load_fail_type(ld, value, "a sequence of tasks");
   int count = (int)(value->data.sequence.items.top - value->data.sequence.items.start);
-  if (count == 0) return fail(ld, value, "tasks is empty; a loop needs at least one task");
-  if (count > MAX_TASKS) return fail(ld, value, "too many tasks: %d, at most %d", count, MAX_TASKS);
+  if (count == 0) return gf_load_fail(ld, value, "tasks is empty; a loop needs at least one task");
+  if (count > MAX_TASKS)
+    return gf_load_fail(ld, value, "too many tasks: %d, at most %d", count, MAX_TASKS);
   wf->tasks = gf_xcalloc((size_t)count, sizeof *wf->tasks);
   wf->ntasks = count;
   ld->task_nodes = gf_xcalloc((size_t)count, sizeof *ld->task_nodes);
@@ -1522,26 +1299,25 @@ static gf_status load_tasks(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
   for (int t = 0; t < count; t++) {
     gf_task *task = &wf->tasks[t];
     task->stream.group = -1;
-    task->hook = -1;
-    task->from.field = task->to.field = -1;
+    task->record.group = -1;
   }
   gf_status status;
   for (int t = 0; t < count; t++)
-    if ((status = load_task(ld, t, node_at(ld, value->data.sequence.items.start[t]))))
+    if ((status = load_task(ld, t, gf_load_node(ld, value->data.sequence.items.start[t]))))
       return status;
   for (int t = 0; t < count; t++)
     if (ld->after_nodes[t] && (status = load_after(ld, t, ld->after_nodes[t]))) return status;
   return GF_OK;
 }
 
-static const key_spec loop_keys[] = {
+static const gf_key_spec loop_keys[] = {
     {"steps", 1, load_steps},
     {"tasks", 1, load_tasks},
 };
 
 static gf_status load_loop(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
-  return walk_mapping(ld, value, "loop", loop_keys, COUNT_OF(loop_keys), NULL, NULL, NULL);
+  return gf_load_mapping(ld, value, "loop", loop_keys, COUNT_OF(loop_keys), NULL, NULL, NULL);
 }
 
 /* ---- limits, check ----------------------------------------------------------- */
@@ -1549,11 +1325,11 @@ static gf_status load_loop(loader *ld, yaml_node_t *key, yaml_node_t *value, voi
 /* An integer, or a constant expression such as 64 * 2^20, in [lo, hi]. */
 static gf_status get_count(loader *ld, const yaml_node_t *node, const char *what, int64_t lo,
                            int64_t hi, int64_t *out) {
-  gf_status status = get_integer_value(ld, node, NAMES_PARAMS | NAMES_GRID, out);
+  gf_status status = gf_load_integer(ld, node, GF_NAMES_PARAMS | GF_NAMES_GRID, out);
   if (status) return status;
   if (*out < lo || *out > hi)
-    return fail(ld, node, "%s must be between %lld and %lld, got %lld", what, (long long)lo,
-                (long long)hi, (long long)*out);
+    return gf_load_fail(ld, node, "%s must be between %lld and %lld, got %lld", what, (long long)lo,
+                        (long long)hi, (long long)*out);
   return GF_OK;
 }
 
@@ -1576,14 +1352,14 @@ static gf_status load_limits_lua_instructions(loader *ld, yaml_node_t *key, yaml
   return status;
 }
 
-static const key_spec limits_keys[] = {
+static const gf_key_spec limits_keys[] = {
     {"lua_memory", 0, load_limits_lua_memory},
     {"lua_instructions", 0, load_limits_lua_instructions},
 };
 
 static gf_status load_limits(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
-  return walk_mapping(ld, value, "limits", limits_keys, COUNT_OF(limits_keys), NULL, NULL, NULL);
+  return gf_load_mapping(ld, value, "limits", limits_keys, COUNT_OF(limits_keys), NULL, NULL, NULL);
 }
 
 static gf_status load_check_every(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
@@ -1595,24 +1371,27 @@ static gf_status load_check_fields(loader *ld, yaml_node_t *key, yaml_node_t *va
   (void)key, (void)target;
   gf_workflow *wf = ld->wf;
   gf_check *check = &wf->check;
-  if (value->type != YAML_SEQUENCE_NODE) return fail_type(ld, value, "a sequence of field names");
+  if (value->type != YAML_SEQUENCE_NODE)
+    return gf_load_fail_type(ld, value, "a sequence of field names");
   int count = (int)(value->data.sequence.items.top - value->data.sequence.items.start);
   if (count == 0)
-    return fail(ld, value, "check.fields is empty; leave it out to check every field");
+    return gf_load_fail(ld, value, "check.fields is empty; leave it out to check every field");
   check->fields = gf_xcalloc((size_t)count, sizeof *check->fields);
   for (int i = 0; i < count; i++) {
-    yaml_node_t *item = node_at(ld, value->data.sequence.items.start[i]);
-    const char *name = scalar(item);
-    if (!name) return fail_type(ld, item, "a field name");
+    yaml_node_t *item = gf_load_node(ld, value->data.sequence.items.start[i]);
+    const char *name = gf_load_scalar(item);
+    if (!name) return gf_load_fail_type(ld, item, "a field name");
     int f = find_field(wf, name, strlen(name));
     if (f < 0) {
       char *list = join_member_names(wf->fields, sizeof(gf_field), wf->nfields);
-      gf_status status = fail(ld, item, "unknown field '%s' in check; fields: %s", name, list);
+      gf_status status =
+          gf_load_fail(ld, item, "unknown field '%s' in check; fields: %s", name, list);
       free(list);
       return status;
     }
     for (int j = 0; j < check->nfields; j++)
-      if (check->fields[j] == f) return fail(ld, item, "field '%s' is listed twice in check", name);
+      if (check->fields[j] == f)
+        return gf_load_fail(ld, item, "field '%s' is listed twice in check", name);
     check->fields[check->nfields++] = f;
   }
   return GF_OK;
@@ -1627,14 +1406,14 @@ static gf_status load_check_max_abs(loader *ld, yaml_node_t *key, yaml_node_t *v
                                     void *target) {
   (void)key, (void)target;
   double bound = 0;
-  gf_status status = get_number(ld, value, NAMES_PARAMS | NAMES_GRID, &bound);
+  gf_status status = get_number(ld, value, GF_NAMES_PARAMS | GF_NAMES_GRID, &bound);
   if (status) return status;
-  if (!(bound > 0)) return fail(ld, value, "max_abs must be > 0, got %g", bound);
+  if (!(bound > 0)) return gf_load_fail(ld, value, "max_abs must be > 0, got %g", bound);
   ld->wf->check.max_abs = bound;
   return GF_OK;
 }
 
-static const key_spec check_keys[] = {
+static const gf_key_spec check_keys[] = {
     {"every", 0, load_check_every},
     {"fields", 0, load_check_fields},
     {"finite", 0, load_check_finite},
@@ -1648,12 +1427,13 @@ static gf_status load_check(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
   check->every = 1; /* every step unless told: a blow-up is caught where it starts */
   check->finite = 1;
   check->max_abs = INFINITY;
-  check->loc = node_loc(ld, key);
+  check->loc = gf_load_loc(ld, key);
   gf_status status =
-      walk_mapping(ld, value, "check", check_keys, COUNT_OF(check_keys), NULL, NULL, NULL);
+      gf_load_mapping(ld, value, "check", check_keys, COUNT_OF(check_keys), NULL, NULL, NULL);
   if (status) return status;
   if (!check->finite && isinf(check->max_abs))
-    return fail(ld, key, "check has finite: false and no max_abs, so it would check nothing");
+    return gf_load_fail(ld, key,
+                        "check has finite: false and no max_abs, so it would check nothing");
   if (!check->fields) {
     check->fields = gf_xcalloc((size_t)wf->nfields, sizeof *check->fields);
     for (int f = 0; f < wf->nfields; f++) check->fields[check->nfields++] = f;
@@ -1662,7 +1442,7 @@ static gf_status load_check(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
 }
 
 /* In the order they load: each may use what the ones above it defined. */
-static const key_spec top_keys[] = {
+static const gf_key_spec top_keys[] = {
     {"gflow", 1, load_version},     {"name", 1, load_name},       {"grid", 1, load_grid},
     {"hooks", 0, load_hooks},       {"params", 0, load_params},   {"memory", 0, load_memory},
     {"fields", 1, load_fields},     {"streams", 0, load_streams}, {"events", 0, load_events},
@@ -1672,6 +1452,8 @@ static const key_spec top_keys[] = {
 
 /* ---- Lua -------------------------------------------------------------------- */
 
+/* Loads the hook files into a Lua state and finds each hook's function:
+ * the state becomes the run's evaluation object (ld->lua, ld->hook_ids). */
 static gf_status load_lua(loader *ld) {
   gf_workflow *wf = ld->wf;
   gf_status status;
@@ -1679,14 +1461,15 @@ static gf_status load_lua(loader *ld) {
   if (caller && caller->memory_bytes) wf->lua_limits.memory_bytes = caller->memory_bytes;
   if (caller && caller->instructions) wf->lua_limits.instructions = caller->instructions;
   if (wf->nhooks == 0) return GF_OK;
-  if ((status = gf_lua_open(&wf->lua, &wf->lua_limits, ld->diag))) return status;
+  if ((status = gf_lua_open(&ld->lua, &wf->lua_limits, ld->diag))) return status;
+  ld->hook_ids = gf_xcalloc((size_t)wf->nhooks, sizeof(int));
   const char **names = gf_xcalloc((size_t)wf->nparams, sizeof *names);
   double *values = gf_xcalloc((size_t)wf->nparams, sizeof *values);
   for (int i = 0; i < wf->nparams; i++) {
     names[i] = wf->params[i].name;
     values[i] = wf->params[i].value;
   }
-  gf_lua_set_params(wf->lua, names, values, wf->nparams);
+  gf_lua_set_params(ld->lua, names, values, wf->nparams);
   free(names);
   free(values);
   for (int h = 0; h < wf->nhooks; h++) {
@@ -1696,14 +1479,14 @@ static gf_status load_lua(loader *ld) {
     if (loaded) continue;
     yaml_node_t *node = ld->hook_nodes[h].lua;
     gf_diag *diag = diag_for(ld, node);
-    status = gf_lua_load_file(wf->lua, wf->hooks[h].path, diag, text_loc(ld, node, 0));
+    status = gf_lua_load_file(ld->lua, wf->hooks[h].path, diag, gf_load_text_loc(ld, node, 0));
     if (settle(ld, diag, status)) return status;
   }
   for (int h = 0; h < wf->nhooks; h++) {
     yaml_node_t *node = ld->hook_nodes[h].function;
     gf_diag *diag = node ? diag_for(ld, node) : ld->diag;
-    gf_loc loc = node ? text_loc(ld, node, 0) : wf->hooks[h].loc;
-    status = gf_lua_find(wf->lua, wf->hooks[h].function, &wf->hooks[h].lua_id, diag, loc);
+    gf_loc loc = node ? gf_load_text_loc(ld, node, 0) : wf->hooks[h].loc;
+    status = gf_lua_find(ld->lua, wf->hooks[h].function, &ld->hook_ids[h], diag, loc);
     if (settle(ld, diag, status)) return status;
   }
   return GF_OK;
@@ -1843,7 +1626,7 @@ static int graft_node(loader *ld, yaml_document_t *from, int id, int col_offset)
       return 0;
   }
   if (copy) {
-    yaml_node_t *node = node_at(ld, copy);
+    yaml_node_t *node = gf_load_node(ld, copy);
     node->start_mark.line = 0;
     node->start_mark.column = mark.column + (size_t)col_offset;
     node->end_mark = node->start_mark;
@@ -1851,9 +1634,8 @@ static int graft_node(loader *ld, yaml_document_t *from, int id, int col_offset)
   return copy;
 }
 
-__attribute__((format(printf, 4, 5))) static gf_status fail_override(loader *ld, override_src *src,
-                                                                     int col, const char *fmt,
-                                                                     ...) {
+__attribute__((format(printf, 4, 5))) gf_status fail_override(loader *ld, override_src *src,
+                                                              int col, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   gf_status status = vfail_loc(ld, &src->diag, (gf_loc){1, col + 1}, fmt, ap);
@@ -1882,13 +1664,13 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
       return fail_override(ld, src, start, "empty name in the key '%s'", key);
     }
     if (end == key_len) break;
-    yaml_node_t *node = node_at(ld, parent);
+    yaml_node_t *node = gf_load_node(ld, parent);
     int next = 0;
     char *part = gf_xstrndup(key + start, end - (size_t)start);
     if (node->type == YAML_MAPPING_NODE) {
       for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
            !next && p < node->data.mapping.pairs.top; p++) {
-        const char *k = scalar(node_at(ld, p->key));
+        const char *k = gf_load_scalar(gf_load_node(ld, p->key));
         if (k && strcmp(k, part) == 0) next = p->value;
       }
     } else if (node->type == YAML_SEQUENCE_NODE) {
@@ -1905,8 +1687,8 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
       int map_id = key_id ? yaml_document_add_mapping(&ld->doc, NULL, YAML_BLOCK_MAPPING_STYLE) : 0;
       if (map_id && yaml_document_append_mapping_pair(&ld->doc, parent, key_id, map_id)) {
         yaml_mark_t mark = {0, 0, (size_t)start};
-        node_at(ld, key_id)->start_mark = node_at(ld, key_id)->end_mark = mark;
-        node_at(ld, map_id)->start_mark = node_at(ld, map_id)->end_mark = mark;
+        gf_load_node(ld, key_id)->start_mark = gf_load_node(ld, key_id)->end_mark = mark;
+        gf_load_node(ld, map_id)->start_mark = gf_load_node(ld, map_id)->end_mark = mark;
         next = map_id;
       }
     }
@@ -1938,7 +1720,7 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
       value_id =
           yaml_document_add_scalar(&ld->doc, NULL, (yaml_char_t *)"", 0, YAML_PLAIN_SCALAR_STYLE);
     if (value_id && !yaml_document_get_root_node(&value_doc))
-      node_at(ld, value_id)->start_mark.column = (size_t)value_col;
+      gf_load_node(ld, value_id)->start_mark.column = (size_t)value_col;
     yaml_document_delete(&value_doc);
   }
   yaml_parser_delete(&parser);
@@ -1948,13 +1730,13 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
   }
 
   const char *last = key + start;
-  yaml_node_t *node = node_at(ld, parent);
+  yaml_node_t *node = gf_load_node(ld, parent);
   status = GF_OK;
   if (node->type == YAML_MAPPING_NODE) {
     yaml_node_pair_t *pair = NULL;
     for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
          !pair && p < node->data.mapping.pairs.top; p++) {
-      const char *k = scalar(node_at(ld, p->key));
+      const char *k = gf_load_scalar(gf_load_node(ld, p->key));
       if (k && strcmp(k, last) == 0) pair = p;
     }
     if (pair) {
@@ -1966,8 +1748,8 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
         free(parent_path);
         return fail_override(ld, src, start, "the key '%s' is not valid UTF-8", last);
       }
-      node_at(ld, key_id)->start_mark.line = 0;
-      node_at(ld, key_id)->start_mark.column = (size_t)start;
+      gf_load_node(ld, key_id)->start_mark.line = 0;
+      gf_load_node(ld, key_id)->start_mark.column = (size_t)start;
       yaml_document_append_mapping_pair(&ld->doc, parent, key_id, value_id);
     }
   } else if (node->type == YAML_SEQUENCE_NODE) {
@@ -2004,7 +1786,7 @@ static char *emit_resolved(loader *ld) {
       snprintf(number, sizeof number, "%.17g", ld->wf->params[i].value);
       int value = yaml_document_add_scalar(&ld->doc, NULL, (yaml_char_t *)number, -1,
                                            YAML_PLAIN_SCALAR_STYLE);
-      if (value) node_at(ld, params_id)->data.mapping.pairs.start[i].value = value;
+      if (value) gf_load_node(ld, params_id)->data.mapping.pairs.start[i].value = value;
     }
   }
   strbuf sb = {0};
@@ -2034,14 +1816,9 @@ static char *emit_resolved(loader *ld) {
  * planes never waits for the disk inside its loop while host memory stays
  * bounded whatever the number of planes. */
 static int default_staging(const gf_workflow *wf) {
-  size_t plane = 0;
+  size_t plane = gf_workflow_plane_bytes(wf);
   int64_t planes = 0;
-  for (int t = 0; t < wf->ntasks; t++) {
-    if (wf->tasks[t].kind != GF_TASK_OUTPUT) continue;
-    if (wf->fields[wf->tasks[t].from.field].bytes > plane)
-      plane = wf->fields[wf->tasks[t].from.field].bytes;
-    planes += wf->tasks[t].planes;
-  }
+  for (int f = 0; f < wf->nfiles; f++) planes += wf->files[f].planes;
   if (plane == 0) return 8;
   int64_t fit = (int64_t)((size_t)256 << 20) / (int64_t)plane;
   if (fit > planes) fit = planes;
@@ -2049,24 +1826,30 @@ static int default_staging(const gf_workflow *wf) {
   return fit < 8 ? 8 : (int)fit;
 }
 
+size_t gf_workflow_plane_bytes(const gf_workflow *wf) {
+  size_t plane = 0;
+  for (int f = 0; f < wf->nfiles; f++)
+    if (wf->files[f].plane_bytes > plane) plane = wf->files[f].plane_bytes;
+  return plane;
+}
+
 /* The staging buffers hold a plane of the largest output each. */
 static gf_status check_staging(loader *ld) {
   const gf_workflow *wf = ld->wf;
   int largest = -1;
   int64_t plane = 0, total;
-  for (int t = 0; t < wf->ntasks; t++)
-    if (wf->tasks[t].kind == GF_TASK_OUTPUT &&
-        (int64_t)wf->fields[wf->tasks[t].from.field].bytes > plane) {
-      plane = (int64_t)wf->fields[wf->tasks[t].from.field].bytes;
-      largest = t;
+  for (int f = 0; f < wf->nfiles; f++)
+    if ((int64_t)wf->files[f].plane_bytes > plane) {
+      plane = (int64_t)wf->files[f].plane_bytes;
+      largest = wf->files[f].task;
     }
   if (largest < 0 ||
       (!__builtin_mul_overflow(plane, (int64_t)wf->staging, &total) && total <= MAX_FIELD_BYTES))
     return GF_OK;
-  return fail(ld, ld->staging_node ? ld->staging_node : ld->task_nodes[largest],
-              "the %d output staging buffers of %lld bytes each are more than 2^62 bytes; lower "
-              "memory.staging",
-              wf->staging, (long long)plane);
+  return gf_load_fail(ld, ld->staging_node ? ld->staging_node : ld->task_nodes[largest],
+                      "the %d output staging buffers of %lld bytes each are more than 2^62 bytes; "
+                      "lower memory.staging",
+                      wf->staging, (long long)plane);
 }
 
 static gf_status load_document(loader *ld, const gf_override *overrides, int noverrides) {
@@ -2098,9 +1881,9 @@ static gf_status load_document(loader *ld, const gf_override *overrides, int nov
 
   wf->default_space = GF_SPACE_DEVICE;
   wf->staging = 0; /* not given: default_staging() */
-  wf->schedule = GF_SCHED_AUTO;
-  if ((status = walk_mapping(ld, yaml_document_get_root_node(&ld->doc), NULL, top_keys,
-                             COUNT_OF(top_keys), NULL, NULL, NULL)))
+  wf->schedule = gf_schedule_find("auto");
+  if ((status = gf_load_mapping(ld, yaml_document_get_root_node(&ld->doc), NULL, top_keys,
+                                COUNT_OF(top_keys), NULL, NULL, NULL)))
     return status;
   if (wf->staging == 0) wf->staging = default_staging(wf);
   if ((status = check_staging(ld)) || (status = load_lua(ld))) return status;
@@ -2119,8 +1902,9 @@ static gf_status too_big(const char *path, size_t len, gf_diag *diag) {
 gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
                                 const gf_override *overrides, int noverrides,
                                 const gf_registry *registry, const gf_lua_limits *lua_limits,
-                                gf_diag *diag, gf_workflow **out) {
+                                gf_diag *diag, gf_workflow **out, gf_eval **eval) {
   *out = NULL;
+  if (eval) *eval = NULL;
   if (len > GF_MAX_DOCUMENT_BYTES) return too_big(path, len, diag);
   workflow_impl *impl = gf_xcalloc(1, sizeof *impl);
   gf_workflow *wf = &impl->wf;
@@ -2153,17 +1937,25 @@ gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
   free(ld.task_nodes);
   free(ld.after_nodes);
   if (status) {
+    if (ld.lua) gf_lua_close(ld.lua);
+    free(ld.hook_ids);
     gf_workflow_free(wf);
     return status;
   }
+  if (eval)
+    *eval = gf_eval_create(wf, ld.lua, ld.hook_ids);
+  else if (ld.lua)
+    gf_lua_close(ld.lua);
+  free(ld.hook_ids);
   *out = wf;
   return GF_OK;
 }
 
 gf_status gf_workflow_load(const char *path, const gf_override *overrides, int noverrides,
                            const gf_registry *registry, const gf_lua_limits *lua_limits,
-                           gf_diag *diag, gf_workflow **out) {
+                           gf_diag *diag, gf_workflow **out, gf_eval **eval) {
   *out = NULL;
+  if (eval) *eval = NULL;
   FILE *file = fopen(path, "rb");
   if (!file) return gf_diag_error(diag, GF_NOINPUT, "cannot read %s: %s", path, strerror(errno));
   struct stat info;
@@ -2193,7 +1985,7 @@ gf_status gf_workflow_load(const char *path, const gf_override *overrides, int n
                          path);
   }
   gf_status status = gf_workflow_load_text(path, sb.data, sb.len, overrides, noverrides, registry,
-                                           lua_limits, diag, out);
+                                           lua_limits, diag, out, eval);
   free(sb.data);
   return status;
 }
@@ -2236,19 +2028,13 @@ void gf_workflow_free(gf_workflow *wf) {
     for (int i = 0; i < task->nhost_wait; i++) gf_expr_free(task->host_wait[i].index);
     free(task->host_wait);
     gf_expr_free(task->record.index);
-    for (int i = 0; i < task->nargs; i++) {
-      free_ref(&task->args[i].ref);
-      gf_expr_free(task->args[i].value);
-    }
-    free(task->args);
-    free_ref(&task->from);
-    free_ref(&task->to);
-    free(task->file);
-    gf_expr_free(task->plane);
+    for (int i = 0; i < task->naccess; i++) free_ref(&task->access[i].ref);
+    if (task->kind && task->kind->free) task->kind->free(task->data);
   }
   free(wf->tasks);
+  for (int f = 0; f < wf->nfiles; f++) free(wf->files[f].name);
+  free(wf->files);
   free(wf->check.fields);
-  if (wf->lua) gf_lua_close(wf->lua);
   free(wf->path);
   free(wf->dir);
   free(wf->source);
@@ -2274,4 +2060,25 @@ const char *gf_workflow_stream_name(const gf_workflow *wf, int stream, char *buf
 char *gf_workflow_resolved_yaml(const gf_workflow *wf) {
   const workflow_impl *impl = (const workflow_impl *)wf;
   return gf_xstrdup(impl->resolved ? impl->resolved : "");
+}
+
+void gf_field_cell(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS]) {
+  for (int d = field->ndim - 1; d >= 0; d--) {
+    index[d] = i % field->shape[d];
+    i /= field->shape[d];
+  }
+}
+
+/* ---- the loader's toolkit (load.h) ---- */
+
+gf_workflow *gf_load_workflow(loader *ld) {
+  return ld->wf;
+}
+
+const gf_registry *gf_load_registry(const loader *ld) {
+  return ld->registry;
+}
+
+gf_diag *gf_load_diag(loader *ld) {
+  return ld->diag;
 }

@@ -11,20 +11,16 @@
 
 #include <stdint.h>
 
-#include "backend.h"
 #include "error.h"
 #include "expr.h"
 #include "gflow.h"
 #include "hooks.h"
+#include "space.h"
+#include "task.h"
 
 typedef struct gf_registry gf_registry;
-
-typedef enum gf_schedule {
-  GF_SCHED_SYNC,    /* one stream, blocking copies (the seed's wave2d_sync) */
-  GF_SCHED_STREAMS, /* cross-stream order by host stream synchronisation */
-  GF_SCHED_EVENTS,  /* cross-stream order by events waited on by streams */
-  GF_SCHED_AUTO,    /* dependencies from data access; gflow picks streams */
-} gf_schedule;
+typedef struct gf_schedule gf_schedule; /* schedule.h */
+typedef struct gf_eval gf_eval;         /* eval.h */
 
 typedef struct gf_param_value {
   char *name;
@@ -60,7 +56,6 @@ typedef struct gf_hook {
   char *name;     /* how expressions call it */
   char *path;     /* the Lua file, resolved against the workflow's folder */
   char *function; /* the global function in that file */
-  int lua_id;     /* from gf_lua_find */
   gf_loc loc;
 } gf_hook;
 
@@ -72,78 +67,15 @@ typedef struct gf_stream_group {
   gf_loc loc;
 } gf_stream_group;
 
-/* A field instance reference, `U[n+2]` or `V`. */
-typedef struct gf_ref {
-  int field;      /* index into fields */
-  gf_expr *index; /* NULL: instance 0 */
-  gf_loc loc;
-} gf_ref;
-
-/* A stream or event reference, `compute`, `io[n % 5]`, `done[(n + 2) % 5]`:
- * a group and the index of one of its members. */
-typedef struct gf_stream_ref {
-  int group;
-  gf_expr *index; /* NULL: stream 0 of the group */
-  gf_loc loc;
-} gf_stream_ref;
-
-/* One kernel argument, resolved against the kernel's parameter table. */
-typedef struct gf_arg {
-  const gf_param *param;
-  gf_ref ref;                 /* GF_PARAM_ARRAY */
-  gf_expr *value;             /* GF_PARAM_REAL, GF_PARAM_INT (default compiled as a constant) */
-  int64_t index[GF_MAX_DIMS]; /* GF_PARAM_INDEX */
-  gf_loc loc;
-} gf_arg;
-
-/* `after: [step@n-2]`: this task at step n follows `task` at step n - lag. */
-typedef struct gf_dep {
+/* A file an output-like task writes: a stack of `planes` planes of one
+ * field instance each, written through the output staging buffers. */
+typedef struct gf_file {
+  char *name; /* relative to the output folder */
   int task;
-  int lag; /* >= 0; 0 only for a task listed earlier */
-  gf_loc loc;
-} gf_dep;
-
-typedef enum gf_task_kind {
-  GF_TASK_KERNEL,
-  GF_TASK_COPY,
-  GF_TASK_HOOK,
-  GF_TASK_OUTPUT
-} gf_task_kind;
-
-typedef struct gf_task {
-  char *name;
-  gf_task_kind kind;
-  gf_loc loc;
-  gf_expr *when;        /* NULL: every step */
-  gf_stream_ref stream; /* group -1: not given (sync and auto do not need one) */
-  gf_dep *after;
-  int nafter;
-
-  /* Explicit events (schedules streams and events): the task's stream waits
-   * for `wait` before it runs, the host waits for `host_wait` before issuing
-   * it, and `record` is recorded on its stream after it. group -1: none. */
-  gf_stream_ref *wait;
-  int nwait;
-  gf_stream_ref *host_wait;
-  int nhost_wait;
-  gf_stream_ref record;
-
-  /* GF_TASK_KERNEL */
-  const gf_kernel *kernel;
-  gf_arg *args; /* one per kernel parameter, in table order */
-  int nargs;
-
-  /* GF_TASK_COPY: from -> to (same dtype and element count); GF_TASK_OUTPUT: from */
-  gf_ref from, to;
-
-  /* GF_TASK_HOOK: calls hook(n) on the host in issue order */
-  int hook;
-
-  /* GF_TASK_OUTPUT: plane `plane` of a stack of `planes` planes in `file` */
-  char *file;     /* relative to the output folder */
-  gf_expr *plane; /* default: n */
+  int field;
   int64_t planes;
-} gf_task;
+  size_t plane_bytes;
+} gf_file;
 
 /* `check:`, the numerical guard: after every `every`-th step the time loop
  * waits for the backend, copies each instance of each checked field to the
@@ -189,15 +121,16 @@ typedef struct gf_workflow {
   gf_task *tasks;
   int ntasks;
 
+  gf_file *files; /* declared by the tasks that write files */
+  int nfiles;
+
   int64_t steps;
-  gf_schedule schedule;
+  const gf_schedule *schedule;
   gf_space default_space;
   int staging; /* output staging buffers */
 
   gf_lua_limits lua_limits; /* `limits:` as applied (0: the hooks' default) */
   gf_check check;           /* `check:`; check.every == 0 when absent */
-
-  gf_lua *lua; /* owns the hooks' Lua state */
 } gf_workflow;
 
 typedef struct gf_override {
@@ -210,28 +143,34 @@ typedef struct gf_override {
 #define GF_MAX_YAML_NODES 100000                 /* scalars, sequences and mappings */
 
 /* Loads, overrides, checks. On failure reports through `diag` and returns
- * GF_INVALID (bad content) or GF_NOINPUT (unreadable file). The non-zero
+ * GF_INVALID (bad content) or GF_NOINPUT (unreadable file). The hooks are
+ * loaded into a Lua state to check them; with `eval` not NULL that state
+ * comes back as the run's evaluation object (eval.h), else it is closed. The non-zero
  * members of `lua_limits` (may be NULL) win over the file's `limits:`, so a
  * caller such as a fuzzer can cap what any file asks for; the gflow command
  * passes NULL and turns --lua-memory / --lua-instructions into overrides. */
 gf_status gf_workflow_load(const char *path, const gf_override *overrides, int noverrides,
                            const gf_registry *registry, const gf_lua_limits *lua_limits,
-                           gf_diag *diag, gf_workflow **out);
+                           gf_diag *diag, gf_workflow **out, gf_eval **eval);
 
 /* Same, from text already in memory (tests, fuzzing). `path` names it. */
 gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
                                 const gf_override *overrides, int noverrides,
                                 const gf_registry *registry, const gf_lua_limits *lua_limits,
-                                gf_diag *diag, gf_workflow **out);
+                                gf_diag *diag, gf_workflow **out, gf_eval **eval);
 
 void gf_workflow_free(gf_workflow *wf);
 
 /* Name of a stream by flat index: "compute", "io[3]". Returns buf. */
 const char *gf_workflow_stream_name(const gf_workflow *wf, int stream, char *buf, size_t size);
 
-const char *gf_schedule_name(gf_schedule schedule);
-const char *gf_task_kind_name(gf_task_kind kind);
 const char *gf_dtype_name(gf_dtype dtype);
+
+/* The cell of a field at C-order offset i. */
+void gf_field_cell(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS]);
+
+/* Bytes of one output staging buffer: the largest plane of any file (0: none). */
+size_t gf_workflow_plane_bytes(const gf_workflow *wf);
 
 /* The resolved workflow as YAML text (after overrides, parameters evaluated),
  * for the metadata sidecar. Caller frees. */

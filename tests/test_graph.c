@@ -33,7 +33,7 @@ static gf_status load_plan(const char *path, const char *const *sets, int nsets,
   gf_diag_init(diag, NULL, NULL);
   diag->out = quiet();
   *plan = NULL;
-  gf_status st = gf_workflow_load(path, overrides, nsets, registry, NULL, diag, wf);
+  gf_status st = gf_workflow_load(path, overrides, nsets, registry, NULL, diag, wf, NULL);
   gf_registry_free(registry);
   if (st != GF_OK) return st;
   gf_diag_init(diag, (*wf)->path, (*wf)->source);

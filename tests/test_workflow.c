@@ -9,7 +9,12 @@
 
 #include "builtin.h"
 #include "check.h"
+#include "eval.h"
 #include "registry.h"
+#include "schedule.h"
+#include "task_hook.h"
+#include "task_kernel.h"
+#include "task_output.h"
 #include "wave2d.h"
 #include "workflow.h"
 
@@ -26,12 +31,17 @@ static gf_registry *builtin_registry(void) {
   return registry;
 }
 
+/* The evaluation object of the last load() (its hooks, loaded). */
+static gf_eval *loaded_eval;
+
 static gf_status load(const char *path, const gf_override *overrides, int noverrides, gf_diag *diag,
                       gf_workflow **wf) {
   gf_registry *registry = builtin_registry();
   gf_diag_init(diag, NULL, NULL);
   diag->out = quiet();
-  gf_status status = gf_workflow_load(path, overrides, noverrides, registry, NULL, diag, wf);
+  gf_eval_free(loaded_eval);
+  gf_status status =
+      gf_workflow_load(path, overrides, noverrides, registry, NULL, diag, wf, &loaded_eval);
   gf_registry_free(registry); /* the model keeps kernel pointers, not the registry */
   return status;
 }
@@ -56,19 +66,16 @@ static double param(const gf_workflow *wf, const char *name) {
   return i >= 0 ? wf->params[i].value : NAN;
 }
 
-static const gf_arg *arg_named(const gf_task *task, const char *name) {
-  for (int i = 0; i < task->nargs; i++)
-    if (strcmp(task->args[i].param->name, name) == 0) return &task->args[i];
+static const gf_kernel_arg *arg_named(const gf_task *task, const char *name) {
+  const gf_kernel_task *k = task->data;
+  for (int i = 0; i < k->nargs; i++)
+    if (strcmp(k->args[i].param->name, name) == 0) return &k->args[i];
   return NULL;
 }
 
-static double call_hook(void *user, int hook, const double *args, int nargs, gf_status *status) {
-  const gf_workflow *wf = user;
-  double result = 0;
-  gf_status s = gf_lua_call(wf->lua, wf->hooks[hook].lua_id, args, nargs, &result,
-                            wf->hooks[hook].name, "test");
-  if (s) *status = s;
-  return result;
+/* The field reference of an array argument. */
+static const gf_ref *arg_ref(const gf_task *task, const gf_kernel_arg *arg) {
+  return &task->access[arg->access].ref;
 }
 
 static void test_wave2d_model(void) {
@@ -107,7 +114,7 @@ static void test_wave2d_model(void) {
 
   CHECK_INT(wf->default_space, GF_SPACE_DEVICE);
   CHECK_INT(wf->staging, 640); /* 256 MiB of 256 KiB planes, capped at the 640 planes written */
-  CHECK_INT(wf->schedule, GF_SCHED_EVENTS);
+  CHECK_STR(wf->schedule->name, "events");
   CHECK_INT(wf->steps, 640);
 
   /* Fields. */
@@ -135,8 +142,7 @@ static void test_wave2d_model(void) {
   CHECK_STR(wf->hooks[0].name, "ricker");
   CHECK_STR(wf->hooks[0].function, "ricker");
   CHECK_STR(wf->hooks[0].path, "../workflows/ricker.lua");
-  CHECK(wf->hooks[0].lua_id >= 0);
-  CHECK(wf->lua != NULL);
+  CHECK(loaded_eval != NULL);
 
   /* Streams: compute, io[0..4]. */
   CHECK_INT(wf->ngroups, 2);
@@ -157,8 +163,8 @@ static void test_wave2d_model(void) {
   if (wf->ntasks != 2) goto done;
   const gf_task *step = &wf->tasks[0], *snap = &wf->tasks[1];
   CHECK_STR(step->name, "step");
-  CHECK_INT(step->kind, GF_TASK_KERNEL);
-  CHECK(step->kernel == &gf_kernel_wave2d_4o);
+  CHECK(step->kind == &gf_task_kernel_kind);
+  CHECK(((const gf_kernel_task *)step->data)->kernel == &gf_kernel_wave2d_4o);
   CHECK_INT(step->loc.line, 42);
   CHECK_INT(step->loc.col, 7);
   CHECK_INT(step->stream.group, 0);
@@ -169,27 +175,32 @@ static void test_wave2d_model(void) {
     CHECK_INT(step->after[0].task, 1);
     CHECK_INT(step->after[0].lag, 3);
   }
-  CHECK_INT(step->nargs, 7);
-  const gf_arg *U0 = arg_named(step, "U0"), *U2 = arg_named(step, "U2"), *Va = arg_named(step, "V");
-  const gf_arg *dt_arg = arg_named(step, "dt"), *amp = arg_named(step, "amplitude");
-  const gf_arg *source = arg_named(step, "source");
+  CHECK_INT(((const gf_kernel_task *)step->data)->nargs, 7);
+  const gf_kernel_arg *U0 = arg_named(step, "U0"), *U2 = arg_named(step, "U2"),
+                      *Va = arg_named(step, "V");
+  const gf_kernel_arg *dt_arg = arg_named(step, "dt"), *amp = arg_named(step, "amplitude");
+  const gf_kernel_arg *source = arg_named(step, "source");
   CHECK(U0 && U2 && Va && dt_arg && amp && source);
   if (U0 && U2 && Va && dt_arg && amp && source) {
-    CHECK_INT(U0->ref.field, 0);
-    CHECK_STR(gf_expr_text(U0->ref.index), "n");
-    CHECK_INT(U2->ref.field, 0);
-    CHECK(eval_at(U2->ref.index, 3) == 5.0);
-    CHECK_INT(U2->ref.loc.col, 45); /* the U of "U[n+2]" */
-    CHECK_INT(Va->ref.field, 1);
-    CHECK(Va->ref.index == NULL);
+    CHECK_INT(arg_ref(step, U0)->field, 0);
+    CHECK_STR(gf_expr_text(arg_ref(step, U0)->index), "n");
+    CHECK_INT(arg_ref(step, U2)->field, 0);
+    CHECK(eval_at(arg_ref(step, U2)->index, 3) == 5.0);
+    CHECK_INT(arg_ref(step, U2)->loc.col, 45); /* the U of "U[n+2]" */
+    CHECK_INT(arg_ref(step, Va)->field, 1);
+    CHECK(arg_ref(step, Va)->index == NULL);
+    /* U2 is written in its interior only, the rest read whole */
+    CHECK_INT(step->access[U2->access].access, GF_ACCESS_WRITE);
+    CHECK_INT(step->access[U2->access].region.lo[0], 2);
+    CHECK_INT(step->access[U2->access].region.hi[1], 254);
+    CHECK_INT(step->access[U0->access].region.lo[0], 0);
     CHECK(gf_expr_is_constant(dt_arg->value));
     CHECK_NEAR(eval_at(dt_arg->value, 0), dt, 1e-18);
     CHECK(!gf_expr_is_constant(amp->value));
     CHECK(gf_expr_calls_hook(amp->value));
-    /* ricker(n) through the hook slot, against the seed's formula (pi = 3.141592). */
-    gf_eval_ctx ctx = {.n = 10, .call_hook = call_hook, .user = wf};
+    /* ricker(n) through the run's evaluation object, against the seed's formula (pi = 3.141592). */
     gf_status status = GF_OK;
-    double got = gf_expr_eval(amp->value, &ctx, &status);
+    double got = gf_eval_number(loaded_eval, amp->value, 0, 10, &status);
     CHECK_INT(status, GF_OK);
     double td = sqrt(6.0) / (M_PI * 34.3), pi = 3.141592;
     double t = 10 * dt - 2.0 * td, a = pi * pi * fm * fm * t * t;
@@ -199,12 +210,14 @@ static void test_wave2d_model(void) {
   }
 
   CHECK_STR(snap->name, "snapshot");
-  CHECK_INT(snap->kind, GF_TASK_OUTPUT);
-  CHECK_INT(snap->from.field, 0);
-  CHECK_STR(gf_expr_text(snap->from.index), "n");
-  CHECK_STR(snap->file, "array_out.dat");
-  CHECK_INT(snap->planes, 640);
-  CHECK(eval_at(snap->plane, 17) == 17.0);
+  CHECK(snap->kind == &gf_task_output_kind);
+  CHECK_INT(snap->access[0].ref.field, 0);
+  CHECK_STR(gf_expr_text(snap->access[0].ref.index), "n");
+  CHECK_INT(wf->nfiles, 1);
+  CHECK_STR(wf->files[0].name, "array_out.dat");
+  CHECK_INT(wf->files[0].planes, 640);
+  CHECK_INT(wf->files[0].task, 1);
+  CHECK(eval_at(((const gf_output_task *)snap->data)->plane, 17) == 17.0);
   CHECK(snap->when != NULL);
   if (snap->when) {
     CHECK(eval_at(snap->when, 1) == 0.0);
@@ -220,8 +233,7 @@ static void test_wave2d_model(void) {
     CHECK_INT(snap->after[0].lag, 2);
   }
 
-  CHECK_STR(gf_schedule_name(wf->schedule), "events");
-  CHECK_STR(gf_task_kind_name(snap->kind), "output");
+  CHECK_STR(snap->kind->name, "output");
   CHECK_STR(gf_dtype_name(GF_F64), "f64");
 done:
   gf_workflow_free(wf);
@@ -258,8 +270,8 @@ static void test_override_grid_shape(void) {
   CHECK_INT(wf->fields[0].elems, 512 * 512);
   CHECK(param(wf, "nt") == 1280.0);
   CHECK_INT(wf->steps, 1280);
-  CHECK_INT(wf->tasks[1].planes, 1280);
-  const gf_arg *source = arg_named(&wf->tasks[0], "source");
+  CHECK_INT(wf->files[0].planes, 1280);
+  const gf_kernel_arg *source = arg_named(&wf->tasks[0], "source");
   CHECK(source && source->index[0] == 256 && source->index[1] == 256);
   gf_workflow_free(wf);
 }
@@ -278,7 +290,7 @@ static void test_override_schedule_and_params(void) {
     fprintf(stderr, "  %s\n", diag.last);
     return;
   }
-  CHECK_INT(wf->schedule, GF_SCHED_SYNC);
+  CHECK_STR(wf->schedule->name, "sync");
   CHECK_NEAR(param(wf, "dt"), 0.2 / 343.0, 1e-18);
   CHECK(param(wf, "nt") == 1280.0);
   CHECK_INT(wf->steps, 1280);
@@ -291,7 +303,7 @@ static void test_override_schedule_and_params(void) {
   /* A later override of the same key wins. */
   gf_override twice[] = {{"schedule", "sync"}, {"schedule", "streams"}};
   CHECK_INT(load("../workflows/wave2d.yaml", twice, 2, &diag, &wf), GF_OK);
-  if (wf) CHECK_INT(wf->schedule, GF_SCHED_STREAMS);
+  if (wf) CHECK_STR(wf->schedule->name, "streams");
   gf_workflow_free(wf);
 }
 
@@ -423,24 +435,23 @@ static void test_custom_kernel_args(void) {
   gf_diag_init(&diag, NULL, NULL);
   diag.out = quiet();
   gf_workflow *wf = NULL;
-  CHECK_INT(
-      gf_workflow_load_text("toy.yaml", text, sizeof text - 1, NULL, 0, registry, NULL, &diag, &wf),
-      GF_OK);
+  CHECK_INT(gf_workflow_load_text("toy.yaml", text, sizeof text - 1, NULL, 0, registry, NULL, &diag,
+                                  &wf, NULL),
+            GF_OK);
   if (wf) {
-    const gf_arg *scale = arg_named(&wf->tasks[0], "scale");
+    const gf_kernel_arg *scale = arg_named(&wf->tasks[0], "scale");
     CHECK(scale && scale->value && gf_expr_is_constant(scale->value));
     if (scale && scale->value) CHECK(eval_at(scale->value, 0) == 1.0); /* its default */
-    CHECK_INT(wf->schedule, GF_SCHED_AUTO);
+    CHECK_STR(wf->schedule->name, "auto");
     CHECK_INT(wf->tasks[0].stream.group, -1);
     CHECK_INT(wf->nstreams, 0);
-    CHECK(wf->lua == NULL);
     gf_workflow_free(wf);
   }
   static const char range[] =
       "gflow: 1\nname: toy\ngrid: {shape: [4]}\nfields: {A: {}}\n"
       "loop:\n  steps: 2\n  tasks:\n    - {name: t, kernel: toy, args: {in: A, scale: 11}}\n";
   CHECK_INT(gf_workflow_load_text("toy.yaml", range, sizeof range - 1, NULL, 0, registry, NULL,
-                                  &diag, &wf),
+                                  &diag, &wf, NULL),
             GF_INVALID);
   CHECK_STR(diag.last, "toy.yaml:8:51: argument 'scale' of toy must be between 0 and 10, got 11");
   CHECK(diag.origin == NULL); /* the caller's diag is left as it was */
@@ -471,12 +482,14 @@ static void test_good_features(void) {
   CHECK_INT(wf->steps, 16);
   CHECK_INT(wf->default_space, GF_SPACE_PINNED);
   CHECK_INT(wf->staging, 2);
-  CHECK_INT(wf->schedule, GF_SCHED_STREAMS);
+  CHECK_STR(wf->schedule->name, "streams");
   CHECK_INT(wf->nhooks, 2);
   CHECK_STR(wf->hooks[0].function, "bump3");
   CHECK_STR(wf->hooks[0].path, "good/good_hooks.lua");
   CHECK_STR(wf->hooks[1].function, "twice");
-  CHECK(wf->hooks[0].lua_id != wf->hooks[1].lua_id);
+  double got = 0, n = 21;
+  CHECK_INT(gf_eval_hook(loaded_eval, 1, &n, 1, &got, -1, 0), GF_OK); /* twice(n) */
+  CHECK(got == 42.0);
 
   const gf_field *A = &wf->fields[0], *B = &wf->fields[1], *D = &wf->fields[3];
   CHECK_INT(A->dtype, GF_F64);
@@ -508,19 +521,19 @@ static void test_good_features(void) {
   CHECK_INT(wf->ntasks, 3);
   if (wf->ntasks != 3) goto done;
   const gf_task *copy = &wf->tasks[0], *poke = &wf->tasks[1], *out = &wf->tasks[2];
-  CHECK_INT(copy->kind, GF_TASK_COPY);
-  CHECK_INT(copy->from.field, 0);
-  CHECK_INT(copy->to.field, 2);
+  CHECK(copy->kind == &gf_task_copy_kind);
+  CHECK_INT(copy->access[0].ref.field, 0);
+  CHECK_INT(copy->access[1].ref.field, 2);
   CHECK(copy->stream.index && eval_at(copy->stream.index, 5) == 0.0);
-  CHECK_INT(poke->kind, GF_TASK_HOOK);
-  CHECK_INT(poke->hook, 1);
+  CHECK(poke->kind == &gf_task_hook_kind);
+  CHECK_INT(((const gf_hook_task *)poke->data)->hook, 1);
   CHECK(eval_at(poke->stream.index, 5) == 1.0);
   CHECK(eval_at(poke->when, 4) == 1.0 && eval_at(poke->when, 5) == 0.0);
-  CHECK_INT(out->kind, GF_TASK_OUTPUT);
-  CHECK_INT(out->from.field, 3);
-  CHECK(eval_at(out->from.index, 4) == 5.0);
-  CHECK_INT(out->planes, 16);
-  CHECK(eval_at(out->plane, 7) == 3.0);
+  CHECK(out->kind == &gf_task_output_kind);
+  CHECK_INT(out->access[0].ref.field, 3);
+  CHECK(eval_at(out->access[0].ref.index, 4) == 5.0);
+  CHECK_INT(wf->files[0].planes, 16);
+  CHECK(eval_at(((const gf_output_task *)out->data)->plane, 7) == 3.0);
   CHECK_INT(out->stream.group, 0);
   CHECK(out->stream.index == NULL);
   CHECK_INT(out->nafter, 3);
@@ -613,7 +626,7 @@ static gf_status load_text(const char *text, size_t len, const gf_override *over
   gf_diag_init(diag, NULL, NULL);
   diag->out = quiet();
   gf_status status = gf_workflow_load_text("mem.yaml", text, len, overrides, noverrides, registry,
-                                           limits, diag, wf);
+                                           limits, diag, wf, NULL);
   gf_registry_free(registry);
   return status;
 }
@@ -764,5 +777,6 @@ int main(void) {
   RUN(test_node_count);
   RUN(test_too_many_tasks);
   RUN(test_limits_and_check);
+  gf_eval_free(loaded_eval);
   return check_summary();
 }

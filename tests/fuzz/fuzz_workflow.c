@@ -1,6 +1,7 @@
 /* fuzz_workflow.c - a libFuzzer target over the whole path from workflow bytes
  * to a planned graph: gf_workflow_load_text (YAML, schema, --set overrides,
- * expressions, Lua hooks) -> gf_plan_create -> gf_plan_step for the first
+ * expressions, Lua hooks) -> gf_plan_create -> gf_plan_step (and the program
+ * compiler over the same steps) for the first
  * steps -> the DOT writer and the resolved YAML -> free everything.
  *
  * Input: the workflow text, optionally followed by a line `# --set` and then
@@ -24,8 +25,12 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "eval.h"
 #include "graph.h"
+#include "program.h"
 #include "registry.h"
+#include "task_hook.h"
+#include "task_kernel.h"
 #include "workflow.h"
 
 #ifndef GF_FUZZ_SOURCE_DIR
@@ -154,33 +159,33 @@ static int split_overrides(char *text, size_t *len, gf_override *overrides) {
 /* Calls the hooks the way a run does at step 0 (the planner never calls
  * them: `when`, indices and planes cannot use hooks): initial values at cell
  * 0, hook tasks, and kernel arguments that call hooks. */
-static void call_hooks(const gf_workflow *wf, gf_plan *plan) {
+static void call_hooks(const gf_workflow *wf, gf_eval *eval) {
   int calls = 0;
   for (int f = 0; f < wf->nfields && calls < FUZZ_MAX_HOOK_CALLS; f++) {
     if (wf->fields[f].init_kind != GF_INIT_HOOK) continue;
-    const gf_hook *hook = &wf->hooks[wf->fields[f].init_hook];
     double args[6] = {0}, value = 0;
-    gf_lua_call(wf->lua, hook->lua_id, args, 6, &value, hook->name, "initial value");
+    gf_eval_hook(eval, wf->fields[f].init_hook, args, 6, &value, -1, 0);
     calls++;
   }
   for (int t = 0; t < wf->ntasks && calls < FUZZ_MAX_HOOK_CALLS; t++) {
     const gf_task *task = &wf->tasks[t];
-    if (task->kind == GF_TASK_HOOK) {
-      const gf_hook *hook = &wf->hooks[task->hook];
+    if (task->kind == &gf_task_hook_kind) {
       double n = 0;
-      gf_lua_call(wf->lua, hook->lua_id, &n, 1, NULL, hook->name, "hook task");
+      gf_eval_hook(eval, ((const gf_hook_task *)task->data)->hook, &n, 1, NULL, t, 0);
       calls++;
     }
-    for (int a = 0; a < task->nargs && calls < FUZZ_MAX_HOOK_CALLS; a++) {
-      if (!task->args[a].value || !gf_expr_calls_hook(task->args[a].value)) continue;
+    if (task->kind != &gf_task_kernel_kind) continue;
+    const gf_kernel_task *k = task->data;
+    for (int a = 0; a < k->nargs && calls < FUZZ_MAX_HOOK_CALLS; a++) {
+      if (!k->args[a].value || !gf_expr_calls_hook(k->args[a].value)) continue;
       gf_status status = GF_OK;
-      (void)gf_plan_eval(plan, task->args[a].value, t, 0, &status);
+      (void)gf_eval_number(eval, k->args[a].value, t, 0, &status);
       calls++;
     }
   }
 }
 
-static void plan_workflow(const gf_workflow *wf, size_t size) {
+static void plan_workflow(const gf_workflow *wf, gf_eval *eval, size_t size) {
   gf_diag diag;
   gf_diag_init(&diag, wf->path, wf->source);
   diag.out = fuzz.sink;
@@ -205,7 +210,12 @@ static void plan_workflow(const gf_workflow *wf, size_t size) {
   }
   /* `gflow dag` on the last step planned: replans from 0 with edges on. */
   if (planned > 0 && planned == steps) gf_plan_write_dot(plan, planned - 1, &diag, fuzz.sink);
-  if (wf->lua) call_hooks(wf, plan);
+  /* The program compiler over the same steps: lowering, bodies, segments. */
+  gf_program *program = NULL;
+  if (planned == steps && gf_program_create(wf, plan, &program) == GF_OK)
+    (void)gf_program_compile(program, 0, steps, &diag);
+  gf_program_free(program);
+  if (wf->nhooks) call_hooks(wf, eval);
   gf_plan_free(plan);
 }
 
@@ -223,13 +233,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   gf_diag_init(&diag, NULL, NULL);
   diag.out = fuzz.sink;
   gf_workflow *wf = NULL;
+  gf_eval *eval = NULL;
   if (gf_workflow_load_text(fuzz.path, text, len, overrides, noverrides, fuzz.registry,
-                            &fuzz.lua_limits, &diag, &wf) == GF_OK) {
+                            &fuzz.lua_limits, &diag, &wf, &eval) == GF_OK) {
     char *resolved = gf_workflow_resolved_yaml(wf);
     free(resolved);
     char name[64];
     for (int s = 0; s < wf->nstreams; s++) gf_workflow_stream_name(wf, s, name, sizeof name);
-    plan_workflow(wf, size);
+    plan_workflow(wf, eval, size);
+    gf_eval_free(eval);
     gf_workflow_free(wf);
   }
   free(text);

@@ -1,0 +1,102 @@
+/* eval.c - expressions and hooks evaluated at run time, for the run. */
+#include "eval.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gf_eval {
+  const gf_workflow *wf;
+  gf_lua *lua;
+  int *hook_ids;
+  /* what a hook called from an expression names in its message */
+  int task;
+  int64_t step;
+};
+
+gf_eval *gf_eval_create(const gf_workflow *wf, gf_lua *lua, const int *hook_ids) {
+  gf_eval *eval = gf_xcalloc(1, sizeof *eval);
+  eval->wf = wf;
+  eval->lua = lua;
+  eval->hook_ids = gf_xcalloc((size_t)(wf->nhooks ? wf->nhooks : 1), sizeof(int));
+  if (hook_ids) memcpy(eval->hook_ids, hook_ids, (size_t)wf->nhooks * sizeof(int));
+  eval->task = -1;
+  return eval;
+}
+
+void gf_eval_free(gf_eval *eval) {
+  if (!eval) return;
+  if (eval->lua) gf_lua_close(eval->lua);
+  free(eval->hook_ids);
+  free(eval);
+}
+
+static void context_text(const gf_eval *eval, int task, int64_t n, char *buf, size_t size) {
+  if (task >= 0)
+    snprintf(buf, size, "task '%s', step %" PRId64, eval->wf->tasks[task].name, n);
+  else
+    snprintf(buf, size, "step %" PRId64, n);
+}
+
+gf_status gf_eval_hook(gf_eval *eval, int hook, const double *args, int nargs, double *result,
+                       int task, int64_t n) {
+  char context[160];
+  context_text(eval, task, n, context, sizeof context);
+  return gf_lua_call(eval->lua, eval->hook_ids[hook], args, nargs, result,
+                     eval->wf->hooks[hook].name, context);
+}
+
+static double call_from_expr(void *user, int hook, const double *args, int nargs,
+                             gf_status *status) {
+  gf_eval *eval = user;
+  double result = 0;
+  gf_status st = gf_eval_hook(eval, hook, args, nargs, &result, eval->task, eval->step);
+  if (st != GF_OK) *status = st;
+  return result;
+}
+
+double gf_eval_number(gf_eval *eval, const gf_expr *expr, int task, int64_t n, gf_status *status) {
+  eval->task = task;
+  eval->step = n;
+  gf_eval_ctx ctx = {.n = (double)n, .vars = NULL, .call_hook = call_from_expr, .user = eval};
+  return gf_expr_eval(expr, &ctx, status);
+}
+
+gf_status gf_eval_field_init(gf_eval *eval, int f, void *host) {
+  const gf_workflow *wf = eval->wf;
+  const gf_field *field = &wf->fields[f];
+  if (field->init_kind == GF_INIT_CONST && field->init_value == 0) {
+    memset(host, 0, field->bytes);
+    return GF_OK;
+  }
+  char context[128];
+  snprintf(context, sizeof context, "initial value of field '%s'", field->name);
+  double vars[GF_VAR_COUNT] = {0};
+  gf_eval_ctx ctx = {.n = 0, .vars = vars};
+  gf_status st = GF_OK;
+  for (int64_t i = 0; i < field->elems && st == GF_OK; i++) {
+    double v = field->init_value;
+    if (field->init_kind != GF_INIT_CONST) {
+      int64_t index[GF_MAX_DIMS] = {0};
+      gf_field_cell(field, i, index);
+      for (int d = 0; d < field->ndim; d++) {
+        vars[GF_VAR_I0 + d] = (double)index[d];
+        vars[GF_VAR_X0 + d] = (double)index[d] * wf->spacing[d];
+      }
+      if (field->init_kind == GF_INIT_EXPR) {
+        v = gf_expr_eval(field->init_expr, &ctx, &st);
+      } else {
+        double args[6] = {vars[GF_VAR_X0], vars[GF_VAR_X1], vars[GF_VAR_X2],
+                          vars[GF_VAR_I0], vars[GF_VAR_I1], vars[GF_VAR_I2]};
+        st = gf_lua_call(eval->lua, eval->hook_ids[field->init_hook], args, 6, &v,
+                         wf->hooks[field->init_hook].name, context);
+      }
+    }
+    if (field->dtype == GF_F64)
+      ((double *)host)[i] = v;
+    else
+      ((float *)host)[i] = (float)v;
+  }
+  return st;
+}

@@ -1,0 +1,191 @@
+/* memory.c - memory spaces, and every allocation of a run with its lifetime. */
+#include "memory.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const gf_space_names[GF_SPACE_COUNT] = {"device", "managed", "pinned", "host", "pool"};
+
+const char *gf_space_name(gf_space space) {
+  return space >= 0 && space < GF_SPACE_COUNT ? gf_space_names[space] : "unknown";
+}
+
+size_t gf_host_bytes_available(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kib = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+  fclose(f);
+  return (size_t)kib * 1024;
+}
+
+typedef struct allocation {
+  void *ptr;
+  gf_space space;
+} allocation;
+
+struct gf_memory {
+  gf_backend *b;
+  const gf_workflow *wf;
+  void ***inst;      /* [field][ring instance] */
+  allocation *extra; /* gf_memory_alloc's, NULL ptr: freed */
+  int nextra, extra_cap;
+};
+
+/* Host-side spaces and device-side spaces draw on different memory. */
+static int on_device(gf_space space) {
+  return space == GF_SPACE_DEVICE || space == GF_SPACE_MANAGED || space == GF_SPACE_POOL;
+}
+
+/* Stops before allocating anything when the fields (and the output staging
+ * buffers, pinned host memory) cannot fit, naming the first that does not and
+ * how much is missing. Host-side and device-side spaces are counted apart. */
+static gf_status check_capacity(gf_backend *b, const gf_workflow *wf, gf_diag *diag) {
+  size_t staging_bytes = gf_workflow_plane_bytes(wf);
+  for (int side = 1; side >= 0; side--) { /* the device first: it is the scarcer */
+    size_t avail = b->ops->bytes_free(b, side ? GF_SPACE_DEVICE : GF_SPACE_HOST);
+    if (avail == 0) continue; /* unknown */
+    double need = 0;
+    for (int f = 0; f <= wf->nfields; f++) {
+      int staging = f == wf->nfields;
+      gf_space space = staging ? GF_SPACE_PINNED : wf->fields[f].space;
+      if ((on_device(space) && !b->can_run_kernels_on_host_memory) != side) continue;
+      double bytes = staging ? (double)staging_bytes * wf->staging
+                             : (double)wf->fields[f].bytes * wf->fields[f].ring;
+      need += bytes;
+      if (need <= (double)avail) continue;
+      char a[32], m[32], c[32];
+      gf_format_bytes(bytes, a, sizeof a);
+      gf_format_bytes(need - (double)avail, m, sizeof m);
+      gf_format_bytes((double)avail, c, sizeof c);
+      if (staging)
+        return gf_diag_error(diag, GF_INTERNAL,
+                             "the %d output staging buffers (%s of pinned memory) do not fit: %s "
+                             "missing, %s free; lower memory.staging",
+                             wf->staging, a, m, c);
+      return gf_diag_at(diag, wf->fields[f].loc, GF_INTERNAL,
+                        "field '%s' (%s of %s memory) does not fit: %s missing, %s free",
+                        wf->fields[f].name, a, gf_space_name(space), m, c);
+    }
+  }
+  return GF_OK;
+}
+
+static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
+  const gf_workflow *wf = m->wf;
+  gf_backend *b = m->b;
+  m->inst = gf_xcalloc((size_t)wf->nfields, sizeof(void **));
+  for (int f = 0; f < wf->nfields; f++) {
+    const gf_field *field = &wf->fields[f];
+    m->inst[f] = gf_xcalloc((size_t)field->ring, sizeof(void *));
+    for (int k = 0; k < field->ring; k++)
+      if (b->ops->alloc(b, field->space, field->bytes, &m->inst[f][k]) != GF_OK) {
+        char a[32], c[32];
+        gf_format_bytes((double)field->bytes, a, sizeof a);
+        gf_format_bytes((double)b->ops->bytes_free(b, field->space), c, sizeof c);
+        return gf_diag_at(diag, field->loc, GF_INTERNAL,
+                          "cannot allocate field '%s' instance %d (%s of %s memory, %s free): %s",
+                          field->name, k, a, gf_space_name(field->space), c, b->error);
+      }
+  }
+  return GF_OK;
+}
+
+/* Managed memory, before the loop: advice and, where asked, prefetch. */
+static gf_status prepare_managed(gf_memory *m, gf_diag *diag) {
+  const gf_workflow *wf = m->wf;
+  gf_backend *b = m->b;
+  for (int f = 0; f < wf->nfields; f++) {
+    const gf_field *field = &wf->fields[f];
+    if (field->space != GF_SPACE_MANAGED || !b->ops->managed_prepare) continue;
+    for (int k = 0; k < field->ring; k++)
+      if (b->ops->managed_prepare(b, m->inst[f][k], field->bytes, field->prefetch,
+                                  field->read_mostly) != GF_OK)
+        return gf_diag_at(diag, field->loc, GF_INTERNAL, "preparing managed field '%s': %s",
+                          field->name, b->error);
+  }
+  return GF_OK;
+}
+
+/* Computes each field's initial value on the host and copies it into every
+ * instance, through a stream of its own. */
+static gf_status initialise_fields(gf_memory *m, gf_field_init_fn init, void *user, gf_diag *diag) {
+  const gf_workflow *wf = m->wf;
+  gf_backend *b = m->b;
+  gf_stream *stream = NULL;
+  if (b->ops->stream_create(b, &stream) != GF_OK)
+    return gf_diag_error(diag, GF_INTERNAL, "cannot create a stream to initialise the fields: %s",
+                         b->error);
+  gf_status st = GF_OK;
+  for (int f = 0; f < wf->nfields && st == GF_OK; f++) {
+    const gf_field *field = &wf->fields[f];
+    void *host = gf_xmalloc(field->bytes);
+    st = init(user, f, host);
+    for (int k = 0; k < field->ring && st == GF_OK; k++)
+      if (b->ops->copy_async(b, stream, m->inst[f][k], host, field->bytes, (gf_tag){-1, -1}) !=
+              GF_OK ||
+          b->ops->stream_synchronize(b, stream) != GF_OK)
+        st = gf_diag_error(diag, GF_INTERNAL, "initialising field '%s': %s", field->name, b->error);
+    free(host);
+  }
+  b->ops->stream_destroy(b, stream);
+  return st;
+}
+
+gf_status gf_memory_create(gf_backend *b, const gf_workflow *wf, gf_field_init_fn init,
+                           void *init_user, gf_diag *diag, gf_memory **out) {
+  gf_memory *m = gf_xcalloc(1, sizeof *m);
+  m->b = b;
+  m->wf = wf;
+  *out = m;
+  gf_status st = check_capacity(b, wf, diag);
+  if (st == GF_OK) st = allocate_fields(m, diag);
+  if (st == GF_OK) st = initialise_fields(m, init, init_user, diag);
+  if (st == GF_OK) st = prepare_managed(m, diag);
+  return st;
+}
+
+void *gf_memory_instance(const gf_memory *m, int field, int inst) {
+  return m->inst[field][inst];
+}
+
+gf_status gf_memory_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
+                          void **out) {
+  (void)stream; /* ordered allocation: the backend's alloc takes the stream */
+  gf_backend *b = m->b;
+  if (b->ops->alloc(b, space, bytes, out) != GF_OK) return GF_INTERNAL;
+  if (m->nextra == m->extra_cap) {
+    m->extra_cap = m->extra_cap ? 2 * m->extra_cap : 8;
+    m->extra = gf_xrealloc(m->extra, (size_t)m->extra_cap * sizeof *m->extra);
+  }
+  m->extra[m->nextra++] = (allocation){*out, space};
+  return GF_OK;
+}
+
+void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream) {
+  (void)stream;
+  for (int i = m->nextra - 1; i >= 0; i--)
+    if (m->extra[i].ptr == ptr) {
+      m->b->ops->free(m->b, m->extra[i].space, ptr);
+      m->extra[i].ptr = NULL;
+      return;
+    }
+}
+
+void gf_memory_destroy(gf_memory *m) {
+  if (!m) return;
+  for (int i = 0; i < m->nextra; i++)
+    if (m->extra[i].ptr) m->b->ops->free(m->b, m->extra[i].space, m->extra[i].ptr);
+  free(m->extra);
+  if (m->inst)
+    for (int f = 0; f < m->wf->nfields; f++) {
+      for (int k = 0; k < m->wf->fields[f].ring; k++)
+        if (m->inst[f][k]) m->b->ops->free(m->b, m->wf->fields[f].space, m->inst[f][k]);
+      free(m->inst[f]);
+    }
+  free(m->inst);
+  free(m);
+}

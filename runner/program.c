@@ -1,0 +1,461 @@
+/* program.c - the planner's steps lowered into instructions, shared bodies,
+ * and segments of repeating steps. */
+#include "program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Periods the segment finder tries; longer cycles become literal segments. */
+#define MAX_PERIOD 256
+
+struct gf_emitter {
+  gf_program *program;
+  const gf_workflow *wf;
+  const gf_task_instance *instance; /* being emitted */
+  gf_instr *instrs;
+  int count, cap;
+};
+
+struct gf_program {
+  const gf_workflow *wf;
+  gf_plan *plan;
+  int nslots;     /* event slots per stream */
+  int user_event; /* flat index of the workflow's first own event */
+  int nevents;
+
+  gf_body *bodies;
+  uint64_t *body_hash;
+  int nbodies, bodies_cap;
+  int *table; /* open addressing: body id + 1, 0 empty */
+  int table_cap;
+
+  gf_segment *segments;
+  int nsegments;
+  int64_t end;
+
+  gf_instance_fn instance; /* binding, once installed */
+  void *instance_user;
+  int bound; /* bodies [0, bound) are bound */
+
+  gf_emitter emitter;
+};
+
+static const char *const instr_kind_names[GF_I_KIND_COUNT] = {
+    "launch", "copy",  "record", "wait", "host wait",     "host sync",  "host call",
+    "stage",  "write", "alloc",  "free", "capture begin", "capture end"};
+
+const char *gf_instr_kind_name(gf_instr_kind kind) {
+  return kind >= 0 && kind < GF_I_KIND_COUNT ? instr_kind_names[kind] : "?";
+}
+
+/* ---- emitting ---- */
+
+gf_instr *gf_emit(gf_emitter *e, gf_instr_kind kind) {
+  if (e->count == e->cap) {
+    e->cap = e->cap ? 2 * e->cap : 32;
+    e->instrs = gf_xrealloc(e->instrs, (size_t)e->cap * sizeof *e->instrs);
+  }
+  gf_instr *in = &e->instrs[e->count++];
+  memset(in, 0, sizeof *in);
+  in->kind = kind;
+  in->task = e->instance ? e->instance->task : -1;
+  in->stream = e->instance ? e->instance->stream : -1;
+  in->other = -1;
+  in->event = -1;
+  in->file = -1;
+  return in;
+}
+
+gf_operand gf_emit_access(gf_emitter *e, int a) {
+  const gf_task *task = &e->wf->tasks[e->instance->task];
+  return (gf_operand){
+      .kind = GF_OPND_INSTANCE, .field = task->access[a].ref.field, .inst = e->instance->inst[a]};
+}
+
+static int on_host(const gf_instr *in) {
+  switch (in->kind) {
+    case GF_I_HOST_WAIT:
+    case GF_I_HOST_SYNC:
+    case GF_I_HOST_CALL:
+    case GF_I_STAGE:
+    case GF_I_WRITE:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* Stream work a captured graph can hold: fixed addresses and fixed events. */
+static int capturable(const gf_instr *in) {
+  switch (in->kind) {
+    case GF_I_LAUNCH:
+    case GF_I_ALLOC:
+    case GF_I_FREE:
+      return 1;
+    case GF_I_COPY:
+      return in->dst.kind != GF_OPND_STAGED && in->src.kind != GF_OPND_STAGED;
+    case GF_I_RECORD:
+    case GF_I_WAIT:
+      return in->event >= 0;
+    default:
+      return 0;
+  }
+}
+
+/* Lowers one planned operation. */
+static gf_status lower(gf_program *p, const gf_op *op) {
+  gf_emitter *e = &p->emitter;
+  gf_instr *in = NULL;
+  e->instance = NULL;
+  switch (op->kind) {
+    case GF_OP_TASK: {
+      gf_task_instance instance = {.task = op->task, .stream = op->stream};
+      memcpy(instance.inst, op->inst, sizeof instance.inst);
+      e->instance = &instance;
+      const gf_task *task = &p->wf->tasks[op->task];
+      int first = e->count;
+      gf_status st = task->kind->emit(e, p->wf, task, &instance);
+      if (e->count > first) e->instrs[first].starts_task = 1;
+      e->instance = NULL;
+      return st;
+    }
+    case GF_OP_RECORD:
+      in = gf_emit(e, GF_I_RECORD);
+      in->stream = op->stream;
+      in->event = op->stream * p->nslots + op->slot;
+      break;
+    case GF_OP_STREAM_WAIT:
+      in = gf_emit(e, GF_I_WAIT);
+      in->stream = op->stream;
+      in->event = op->other * p->nslots + op->slot;
+      break;
+    case GF_OP_HOST_WAIT_EVENT:
+      in = gf_emit(e, GF_I_HOST_WAIT);
+      in->other = op->other;
+      in->event = op->other * p->nslots + op->slot;
+      break;
+    case GF_OP_HOST_WAIT_STREAM:
+      in = gf_emit(e, GF_I_HOST_SYNC);
+      in->other = op->other;
+      break;
+    case GF_OP_EVENT_RECORD:
+      in = gf_emit(e, GF_I_RECORD);
+      in->stream = op->stream;
+      in->event = p->user_event + op->slot;
+      break;
+    case GF_OP_EVENT_WAIT:
+      in = gf_emit(e, GF_I_WAIT);
+      in->stream = op->stream;
+      in->event = p->user_event + op->slot;
+      break;
+    case GF_OP_HOST_EVENT_WAIT:
+      in = gf_emit(e, GF_I_HOST_WAIT);
+      in->event = p->user_event + op->slot;
+      break;
+  }
+  in->task = op->task;
+  return GF_OK;
+}
+
+/* Brackets each run of capturable stream work with markers. */
+static void mark_capture_runs(gf_emitter *e, int first) {
+  int n = e->count - first;
+  gf_instr *step = gf_xmalloc((size_t)(n ? n : 1) * sizeof *step);
+  memcpy(step, e->instrs + first, (size_t)n * sizeof *step);
+  e->count = first;
+  int open = 0;
+  for (int i = 0; i < n; i++) {
+    int c = capturable(&step[i]);
+    if (c && !open) gf_emit(e, GF_I_CAPTURE_BEGIN);
+    if (!c && open) gf_emit(e, GF_I_CAPTURE_END);
+    open = c;
+    gf_instr *in = gf_emit(e, step[i].kind);
+    *in = step[i];
+  }
+  if (open) gf_emit(e, GF_I_CAPTURE_END);
+  free(step);
+}
+
+/* ---- bodies ---- */
+
+/* The part of an instruction that says what it does (not what binding adds). */
+typedef struct instr_key {
+  int kind, task, starts_task, stream, other, event, temp, file, space;
+  int dst_kind, dst_field, dst_inst, dst_temp;
+  int src_kind, src_field, src_inst, src_temp;
+  size_t bytes;
+  int inst[GF_MAX_TASK_REFS];
+  const void *param, *kernel, *call_data;
+  void (*bind)(void), (*call)(void);
+} instr_key;
+
+static instr_key key_of(const gf_instr *in) {
+  instr_key k;
+  memset(&k, 0, sizeof k);
+  k.kind = in->kind, k.task = in->task, k.starts_task = in->starts_task, k.stream = in->stream,
+  k.other = in->other;
+  k.event = in->event, k.temp = in->temp, k.file = in->file, k.space = in->space;
+  k.dst_kind = in->dst.kind, k.dst_field = in->dst.field, k.dst_inst = in->dst.inst;
+  k.dst_temp = in->dst.temp;
+  k.src_kind = in->src.kind, k.src_field = in->src.field, k.src_inst = in->src.inst;
+  k.src_temp = in->src.temp;
+  k.bytes = in->bytes;
+  memcpy(k.inst, in->inst, sizeof k.inst);
+  k.param = in->param, k.kernel = in->kernel, k.call_data = in->call_data;
+  k.bind = (void (*)(void))in->bind, k.call = (void (*)(void))in->call;
+  return k;
+}
+
+static uint64_t hash_instrs(const gf_instr *instrs, int n) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < n; i++) {
+    instr_key k = key_of(&instrs[i]);
+    const unsigned char *b = (const unsigned char *)&k;
+    for (size_t j = 0; j < sizeof k; j++) h = (h ^ b[j]) * 1099511628211ull;
+  }
+  return h;
+}
+
+static int same_instrs(const gf_instr *a, const gf_instr *b, int n) {
+  for (int i = 0; i < n; i++) {
+    instr_key ka = key_of(&a[i]), kb = key_of(&b[i]);
+    if (memcmp(&ka, &kb, sizeof ka) != 0) return 0;
+  }
+  return 1;
+}
+
+static gf_status bind_body(gf_program *p, gf_body *body, gf_diag *diag);
+
+static void table_insert(gf_program *p, int id) {
+  size_t mask = (size_t)p->table_cap - 1;
+  for (size_t i = p->body_hash[id] & mask;; i = (i + 1) & mask)
+    if (!p->table[i]) {
+      p->table[i] = id + 1;
+      return;
+    }
+}
+
+/* The id of the body holding `instrs`, adding it when new. */
+static int intern(gf_program *p, const gf_instr *instrs, int n) {
+  uint64_t h = hash_instrs(instrs, n);
+  if (p->table_cap) {
+    size_t mask = (size_t)p->table_cap - 1;
+    for (size_t i = h & mask; p->table[i]; i = (i + 1) & mask) {
+      int id = p->table[i] - 1;
+      if (p->body_hash[id] == h && p->bodies[id].ninstrs == n &&
+          same_instrs(p->bodies[id].instrs, instrs, n))
+        return id;
+    }
+  }
+  if (p->nbodies == p->bodies_cap) {
+    p->bodies_cap = p->bodies_cap ? 2 * p->bodies_cap : 16;
+    p->bodies = gf_xrealloc(p->bodies, (size_t)p->bodies_cap * sizeof *p->bodies);
+    p->body_hash = gf_xrealloc(p->body_hash, (size_t)p->bodies_cap * sizeof *p->body_hash);
+  }
+  int id = p->nbodies++;
+  gf_body *body = &p->bodies[id];
+  body->ninstrs = n;
+  body->instrs = gf_xmalloc((size_t)(n ? n : 1) * sizeof *body->instrs);
+  memcpy(body->instrs, instrs, (size_t)n * sizeof *instrs);
+  body->host_instrs = 0;
+  for (int i = 0; i < n; i++) body->host_instrs += on_host(&instrs[i]);
+  p->body_hash[id] = h;
+  if (2 * p->nbodies > p->table_cap) { /* grow and rehash */
+    free(p->table);
+    p->table_cap = p->table_cap ? 2 * p->table_cap : 64;
+    p->table = gf_xcalloc((size_t)p->table_cap, sizeof *p->table);
+    for (int i = 0; i < p->nbodies; i++) table_insert(p, i);
+  } else {
+    table_insert(p, id);
+  }
+  return id;
+}
+
+/* ---- segments ---- */
+
+static void free_segments(gf_program *p) {
+  for (int i = 0; i < p->nsegments; i++) free(p->segments[i].bodies);
+  free(p->segments);
+  p->segments = NULL;
+  p->nsegments = 0;
+}
+
+static void add_segment(gf_program *p, int *cap, int64_t first, int64_t steps, int period,
+                        const int *ids) {
+  if (p->nsegments == *cap) {
+    *cap = *cap ? 2 * *cap : 8;
+    p->segments = gf_xrealloc(p->segments, (size_t)*cap * sizeof *p->segments);
+  }
+  gf_segment *seg = &p->segments[p->nsegments++];
+  seg->first = first;
+  seg->steps = steps;
+  seg->period = period;
+  seg->bodies = gf_xmalloc((size_t)period * sizeof(int));
+  memcpy(seg->bodies, ids, (size_t)period * sizeof(int));
+  seg->capturable = 1;
+  for (int i = 0; i < period; i++) seg->capturable &= p->bodies[ids[i]].host_instrs == 0;
+}
+
+/* Splits the body ids of steps first .. first + n - 1 into segments: at
+ * each step the period that repeats furthest (at least twice), else a
+ * literal run up to where a period starts. */
+static void find_segments(gf_program *p, int64_t first, const int *ids, int64_t n) {
+  int cap = 0;
+  int64_t literal = -1; /* start of an open literal run */
+  for (int64_t i = 0; i < n;) {
+    int best_period = 0;
+    int64_t best_len = 0;
+    for (int period = 1; period <= MAX_PERIOD && i + 2 * period <= n; period++) {
+      int64_t j = i + period;
+      while (j < n && ids[j] == ids[j - period]) j++;
+      int64_t len = j - i;
+      if (len >= 2 * period && len > best_len) {
+        best_len = len;
+        best_period = period;
+      }
+    }
+    if (!best_period) {
+      if (literal < 0) literal = i;
+      i++;
+      continue;
+    }
+    if (literal >= 0) {
+      add_segment(p, &cap, first + literal, i - literal, (int)(i - literal), ids + literal);
+      literal = -1;
+    }
+    add_segment(p, &cap, first + i, best_len, best_period, ids + i);
+    i += best_len;
+  }
+  if (literal >= 0)
+    add_segment(p, &cap, first + literal, n - literal, (int)(n - literal), ids + literal);
+}
+
+/* ---- the program ---- */
+
+gf_status gf_program_create(const gf_workflow *wf, gf_plan *plan, gf_program **out) {
+  gf_program *p = gf_xcalloc(1, sizeof *p);
+  p->wf = wf;
+  p->plan = plan;
+  p->nslots = gf_plan_event_slots(plan);
+  p->user_event = gf_plan_stream_count(plan) * p->nslots;
+  p->nevents = p->user_event + wf->nevents;
+  p->emitter.program = p;
+  p->emitter.wf = wf;
+  *out = p;
+  return GF_OK;
+}
+
+gf_status gf_program_compile(gf_program *p, int64_t from, int64_t max_steps, gf_diag *diag) {
+  if (from != p->end)
+    return gf_diag_error(diag, GF_INTERNAL, "internal: compiling from step %lld, expected %lld",
+                         (long long)from, (long long)p->end);
+  if (from == 0) gf_plan_reset(p->plan);
+  int64_t to = p->wf->steps - from < max_steps ? p->wf->steps : from + max_steps;
+  int64_t n = to - from;
+  int *ids = gf_xmalloc((size_t)(n ? n : 1) * sizeof(int));
+  gf_emitter *e = &p->emitter;
+  gf_status st = GF_OK;
+  int first_new = p->nbodies;
+  for (int64_t k = 0; k < n && st == GF_OK; k++) {
+    const gf_op *ops;
+    int nops;
+    st = gf_plan_step(p->plan, from + k, diag, &ops, &nops);
+    e->count = 0;
+    for (int i = 0; i < nops && st == GF_OK; i++) st = lower(p, &ops[i]);
+    if (st != GF_OK) break;
+    mark_capture_runs(e, 0);
+    ids[k] = intern(p, e->instrs, e->count);
+  }
+  if (st == GF_OK) {
+    free_segments(p);
+    find_segments(p, from, ids, n);
+    p->end = to;
+  }
+  free(ids);
+  if (st == GF_OK && p->instance)
+    for (int b = first_new; b < p->nbodies && st == GF_OK; b++)
+      st = bind_body(p, &p->bodies[b], diag);
+  if (st == GF_OK) p->bound = p->instance ? p->nbodies : 0;
+  return st;
+}
+
+/* ---- binding ---- */
+
+static gf_status bind_body(gf_program *p, gf_body *body, gf_diag *diag) {
+  const gf_workflow *wf = p->wf;
+  for (int i = 0; i < body->ninstrs; i++) {
+    gf_instr *in = &body->instrs[i];
+    if (in->kind == GF_I_COPY) {
+      if (in->dst.kind == GF_OPND_INSTANCE)
+        in->dst.bound = p->instance(p->instance_user, in->dst.field, in->dst.inst);
+      if (in->src.kind == GF_OPND_INSTANCE)
+        in->src.bound = p->instance(p->instance_user, in->src.field, in->src.inst);
+    } else if (in->kind == GF_I_LAUNCH) {
+      const gf_task *task = &wf->tasks[in->task];
+      void *data[GF_MAX_TASK_REFS];
+      for (int a = 0; a < task->naccess; a++)
+        data[a] = p->instance(p->instance_user, task->access[a].ref.field, in->inst[a]);
+      int nparams = 0;
+      while (in->kernel->params[nparams].name) nparams++;
+      in->args = aligned_alloc(64, GF_MAX_KERNEL_ARGS_SIZE);
+      if (!in->args) return gf_diag_error(diag, GF_INTERNAL, "out of memory binding the program");
+      in->params = gf_xcalloc((size_t)(nparams ? nparams : 1), sizeof *in->params);
+      gf_status st = in->bind(wf, task, data, in->args, in->params, &in->nparams);
+      if (st != GF_OK) return st;
+      in->points = in->kernel->points ? in->kernel->points(in->args) : 0;
+    }
+  }
+  return GF_OK;
+}
+
+gf_status gf_program_bind(gf_program *p, gf_instance_fn instance, void *user, gf_diag *diag) {
+  p->instance = instance;
+  p->instance_user = user;
+  for (int b = p->bound; b < p->nbodies; b++) {
+    gf_status st = bind_body(p, &p->bodies[b], diag);
+    if (st != GF_OK) return st;
+  }
+  p->bound = p->nbodies;
+  return GF_OK;
+}
+
+void gf_program_free(gf_program *p) {
+  if (!p) return;
+  for (int b = 0; b < p->nbodies; b++) {
+    for (int i = 0; i < p->bodies[b].ninstrs; i++) {
+      free(p->bodies[b].instrs[i].args);
+      free(p->bodies[b].instrs[i].params);
+    }
+    free(p->bodies[b].instrs);
+  }
+  free(p->bodies);
+  free(p->body_hash);
+  free(p->table);
+  free_segments(p);
+  free(p->emitter.instrs);
+  free(p);
+}
+
+gf_plan *gf_program_plan(const gf_program *p) {
+  return p->plan;
+}
+const gf_segment *gf_program_segments(const gf_program *p, int *count) {
+  *count = p->nsegments;
+  return p->segments;
+}
+const gf_body *gf_program_body(const gf_program *p, int body) {
+  return &p->bodies[body];
+}
+int gf_program_body_count(const gf_program *p) {
+  return p->nbodies;
+}
+int64_t gf_program_end(const gf_program *p) {
+  return p->end;
+}
+int gf_program_event_count(const gf_program *p) {
+  return p->nevents;
+}
+int gf_program_temp_count(const gf_program *p) {
+  (void)p;
+  return 0; /* no kind allocates temporaries yet */
+}

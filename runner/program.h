@@ -1,0 +1,159 @@
+/* program.h - the time loop compiled once: typed instructions in step bodies,
+ * and segments of steps that repeat them.
+ *
+ * The compiler drives the planner step by step and lowers each planned step
+ * into instructions: launches, copies, event records and waits, host waits,
+ * host calls, staging for outputs, stream-ordered alloc/free, and markers
+ * around the runs of stream work that contain no host instruction (where a
+ * captured graph may begin and end). A step's instructions name field
+ * instances, never addresses, and leave step-dependent scalars (a per-step
+ * kernel argument, an output's plane) as parameters evaluated when they are
+ * issued; so steps whose instructions are the same share one body, and the
+ * program is a short list of segments: `steps` steps from `first`, cycling
+ * through `period` bodies. The wave2d seed is four segments of one shape
+ * repeated, not 640 plans.
+ *
+ * Binding (at run time, once) resolves every instance to its address and
+ * every kernel's argument struct; the executor then only interprets.
+ */
+#ifndef GF_PROGRAM_H
+#define GF_PROGRAM_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "error.h"
+#include "eval.h"
+#include "graph.h"
+#include "task.h"
+#include "workflow.h"
+
+typedef enum gf_instr_kind {
+  GF_I_LAUNCH,        /* stream: a kernel with its bound argument struct */
+  GF_I_COPY,          /* stream: dst <- src, `bytes` */
+  GF_I_RECORD,        /* stream: record event `event` (-1: the staged buffer's) */
+  GF_I_WAIT,          /* stream: wait for event `event` */
+  GF_I_HOST_WAIT,     /* host: wait for event `event` */
+  GF_I_HOST_SYNC,     /* host: wait for all work issued to stream `other` */
+  GF_I_HOST_CALL,     /* host: a task kind's function, in issue order */
+  GF_I_STAGE,         /* host: take a free output staging buffer (waits for one) */
+  GF_I_WRITE,         /* host: hand the staged buffer to the writer as plane `param` of `file` */
+  GF_I_ALLOC,         /* stream: a temporary `bytes` in `space`, ordered on the stream */
+  GF_I_FREE,          /* stream: frees temporary `temp`, ordered on the stream */
+  GF_I_CAPTURE_BEGIN, /* marker: stream work up to the matching end has no host instruction */
+  GF_I_CAPTURE_END,
+  GF_I_KIND_COUNT
+} gf_instr_kind;
+
+typedef enum gf_operand_kind {
+  GF_OPND_INSTANCE, /* a field instance */
+  GF_OPND_STAGED,   /* the staging buffer the last GF_I_STAGE took */
+  GF_OPND_TEMP,     /* a temporary from GF_I_ALLOC */
+} gf_operand_kind;
+
+typedef struct gf_operand {
+  gf_operand_kind kind;
+  int field, inst; /* GF_OPND_INSTANCE */
+  int temp;        /* GF_OPND_TEMP */
+  void *bound;     /* GF_OPND_INSTANCE after binding */
+} gf_operand;
+
+/* A scalar of a kernel's argument struct that changes with the step. */
+typedef struct gf_instr_param {
+  size_t offset;
+  int is_int; /* int64_t, else double */
+  const gf_expr *expr;
+} gf_instr_param;
+
+typedef struct gf_host_ctx gf_host_ctx; /* exec.c's, handed to host calls */
+/* The run's evaluation object, for a host call that evaluates or calls a hook. */
+gf_eval *gf_host_eval(gf_host_ctx *ctx);
+typedef gf_status (*gf_host_fn)(gf_host_ctx *ctx, const gf_workflow *wf, int task, int64_t n,
+                                const void *data);
+
+/* Fills a launch's argument struct from the addresses of its task's accesses
+ * (in task->access order) and lists the scalars that change per step. */
+typedef gf_status (*gf_bind_fn)(const gf_workflow *wf, const gf_task *task, void *const *data,
+                                void *args, gf_instr_param *params, int *nparams);
+
+typedef struct gf_instr {
+  gf_instr_kind kind;
+  int task;             /* -1: gflow's own */
+  int starts_task;      /* 1: the first instruction of a task instance (counts it) */
+  int stream;           /* where it is issued; -1: the host */
+  int other;            /* GF_I_HOST_SYNC: the stream waited for */
+  int event;            /* GF_I_RECORD / _WAIT / _HOST_WAIT */
+  gf_operand dst, src;  /* GF_I_COPY */
+  size_t bytes;         /* GF_I_COPY, GF_I_ALLOC */
+  gf_space space;       /* GF_I_ALLOC */
+  int temp;             /* GF_I_ALLOC, GF_I_FREE */
+  int file;             /* GF_I_WRITE: index into wf->files */
+  const gf_expr *param; /* GF_I_WRITE: the plane */
+  /* GF_I_LAUNCH: the instance of each access; the argument struct and the
+   * per-step scalars once bound */
+  int inst[GF_MAX_TASK_REFS];
+  const gf_kernel *kernel;
+  gf_bind_fn bind;
+  void *args;
+  gf_instr_param *params;
+  int nparams;
+  int64_t points; /* grid points the launch updates (kernel->points) */
+  /* GF_I_HOST_CALL */
+  gf_host_fn call;
+  const void *call_data;
+} gf_instr;
+
+/* The instructions of one step. */
+typedef struct gf_body {
+  gf_instr *instrs;
+  int ninstrs;
+  int host_instrs; /* how many run on the host */
+} gf_body;
+
+/* Steps first .. first + steps - 1; step first + k runs body bodies[k % period]. */
+typedef struct gf_segment {
+  int64_t first, steps;
+  int period;
+  int *bodies;
+  int capturable; /* 1: no body has a host instruction */
+} gf_segment;
+
+typedef struct gf_program gf_program;
+
+/* Compiles steps [from, from + max_steps) clipped to the loop (planning them
+ * in order: `from` must be where the previous compile ended, 0 at first);
+ * the segments replace the previous ones, the bodies accumulate. A hazard
+ * or an out-of-range index is reported at its task and returns GF_INVALID. */
+gf_status gf_program_compile(gf_program *program, int64_t from, int64_t max_steps, gf_diag *diag);
+
+gf_status gf_program_create(const gf_workflow *wf, gf_plan *plan, gf_program **out);
+void gf_program_free(gf_program *program);
+
+gf_plan *gf_program_plan(const gf_program *program);
+const gf_segment *gf_program_segments(const gf_program *program, int *count);
+const gf_body *gf_program_body(const gf_program *program, int body);
+int gf_program_body_count(const gf_program *program);
+/* Steps compiled so far: [0, end). */
+int64_t gf_program_end(const gf_program *program);
+/* Flat event indices the program uses: [0, count). */
+int gf_program_event_count(const gf_program *program);
+/* Temporaries GF_I_ALLOC may name: [0, count). */
+int gf_program_temp_count(const gf_program *program);
+
+/* Resolves instances to addresses (`instance(user, field, inst)`) and binds
+ * every launch of the bodies compiled so far (and of those compiled later,
+ * as they are compiled). */
+typedef void *(*gf_instance_fn)(void *user, int field, int inst);
+gf_status gf_program_bind(gf_program *program, gf_instance_fn instance, void *user, gf_diag *diag);
+
+const char *gf_instr_kind_name(gf_instr_kind kind);
+
+/* ---- the interface a task kind's emit uses ---- */
+
+/* Appends an instruction (kind set, the rest zero, task and stream from the
+ * instance being emitted) and returns it for the caller to fill. */
+gf_instr *gf_emit(gf_emitter *e, gf_instr_kind kind);
+/* An instance operand for access `a` of the task being emitted. */
+gf_operand gf_emit_access(gf_emitter *e, int a);
+
+#endif

@@ -1,0 +1,156 @@
+/* schedule.c - the schedules: sync, streams, events and auto as policy tables. */
+#include "schedule.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void add_stream(gf_sched_streams *streams, char *name) {
+  streams->names = gf_xrealloc(streams->names, (size_t)(streams->count + 1) * sizeof(char *));
+  streams->names[streams->count++] = name;
+}
+
+gf_status gf_group_member(const gf_stream_group *groups, const gf_stream_ref *ref, int64_t n,
+                          const char *kind, gf_diag *diag, int *out) {
+  const gf_stream_group *group = &groups[ref->group];
+  int index = 0;
+  if (ref->index) {
+    gf_status st = GF_OK;
+    double v = gf_expr_eval(ref->index, &(gf_eval_ctx){.n = (double)n}, &st);
+    if (st != GF_OK) return st;
+    if (!gf_is_index(v, group->count))
+      return gf_diag_at(diag, ref->loc, GF_INVALID,
+                        "%s index %s is out of range for '%s' (0..%d) at step %" PRId64, kind,
+                        gf_number_text(v, (char[32]){0}, 32), group->name, group->count - 1, n);
+    index = (int)v;
+  }
+  *out = group->first + index;
+  return GF_OK;
+}
+
+/* ---- sync: one stream, the host waits for every copy ---- */
+
+static void one_stream(const gf_workflow *wf, gf_sched_streams *streams) {
+  (void)wf;
+  add_stream(streams, gf_xstrdup("main"));
+}
+
+static gf_status first_stream(const gf_workflow *wf, gf_sched_streams *streams, int t, int64_t n,
+                              gf_diag *diag, int *stream) {
+  (void)wf, (void)streams, (void)t, (void)n, (void)diag;
+  *stream = 0;
+  return GF_OK;
+}
+
+static const char *main_placement(const gf_workflow *wf, const gf_task *task, char *buf,
+                                  size_t size) {
+  (void)wf, (void)task, (void)buf, (void)size;
+  return "main";
+}
+
+static const gf_schedule sync_schedule = {
+    .name = "sync",
+    .summary = "one stream; the host waits after every copy (like hipMemcpy)",
+    .flags = GF_SCHED_BLOCKING_COPIES,
+    .declare_streams = one_stream,
+    .stream_of = first_stream,
+    .placement = main_placement,
+};
+
+/* ---- streams and events: the workflow's streams ---- */
+
+static void workflow_streams(const gf_workflow *wf, gf_sched_streams *streams) {
+  for (int s = 0; s < wf->nstreams; s++) {
+    char buf[128];
+    add_stream(streams, gf_xstrdup(gf_workflow_stream_name(wf, s, buf, sizeof buf)));
+  }
+}
+
+static gf_status task_stream(const gf_workflow *wf, gf_sched_streams *streams, int t, int64_t n,
+                             gf_diag *diag, int *stream) {
+  (void)streams;
+  return gf_group_member(wf->groups, &wf->tasks[t].stream, n, "stream", diag, stream);
+}
+
+static const char *stream_key_placement(const gf_workflow *wf, const gf_task *task, char *buf,
+                                        size_t size) {
+  const gf_stream_group *g = &wf->groups[task->stream.group];
+  if (task->stream.index)
+    snprintf(buf, size, "%s[%s]", g->name, gf_expr_text(task->stream.index));
+  else
+    snprintf(buf, size, "%s", g->name);
+  return buf;
+}
+
+static const gf_schedule streams_schedule = {
+    .name = "streams",
+    .summary = "the tasks' own streams; the host synchronises the producer's stream",
+    .flags = GF_SCHED_USER_STREAMS,
+    .declare_streams = workflow_streams,
+    .stream_of = task_stream,
+    .placement = stream_key_placement,
+};
+
+static const gf_schedule events_schedule = {
+    .name = "events",
+    .summary = "the tasks' own streams; the consumer's stream waits on an event",
+    .flags = GF_SCHED_USER_STREAMS | GF_SCHED_EVENT_WAITS,
+    .declare_streams = workflow_streams,
+    .stream_of = task_stream,
+    .placement = stream_key_placement,
+};
+
+/* ---- auto: a compute stream and one IO stream per ring instance ---- */
+
+/* One IO stream per instance of the deepest ring a copy reads (at most 8),
+ * so each copy of a rotating field can proceed on its own. */
+static void auto_streams(const gf_workflow *wf, gf_sched_streams *streams) {
+  int io = 0, deepest = 1;
+  for (int t = 0; t < wf->ntasks; t++) {
+    const gf_task *task = &wf->tasks[t];
+    if (!(task->kind->traits & GF_KIND_MOVES_DATA)) continue;
+    io = 1;
+    for (int a = 0; a < task->naccess; a++)
+      if (task->access[a].access == GF_ACCESS_READ &&
+          wf->fields[task->access[a].ref.field].ring > deepest)
+        deepest = wf->fields[task->access[a].ref.field].ring;
+  }
+  add_stream(streams, gf_xstrdup("compute"));
+  streams->io_streams = io ? (deepest < 8 ? deepest : 8) : 0;
+  for (int k = 0; k < streams->io_streams; k++) add_stream(streams, gf_xasprintf("io[%d]", k));
+}
+
+static gf_status auto_stream(const gf_workflow *wf, gf_sched_streams *streams, int t, int64_t n,
+                             gf_diag *diag, int *stream) {
+  (void)n, (void)diag;
+  if (!(wf->tasks[t].kind->traits & GF_KIND_MOVES_DATA) || streams->io_streams == 0)
+    *stream = 0;
+  else
+    *stream = 1 + (int)(streams->io_next++ % streams->io_streams);
+  return GF_OK;
+}
+
+static const char *auto_placement(const gf_workflow *wf, const gf_task *task, char *buf,
+                                  size_t size) {
+  (void)wf, (void)buf, (void)size;
+  return task->kind->traits & GF_KIND_MOVES_DATA ? "io[*]" : "compute";
+}
+
+static const gf_schedule auto_schedule = {
+    .name = "auto",
+    .summary = "gflow's streams; every dependency inferred from what tasks read and write",
+    .flags = GF_SCHED_INFERS_ORDER | GF_SCHED_EVENT_WAITS | GF_SCHED_RECORD_ALL,
+    .declare_streams = auto_streams,
+    .stream_of = auto_stream,
+    .placement = auto_placement,
+};
+
+const gf_schedule *const gf_schedules[] = {&sync_schedule, &streams_schedule, &events_schedule,
+                                           &auto_schedule};
+const int gf_schedule_count = (int)(sizeof gf_schedules / sizeof gf_schedules[0]);
+
+const gf_schedule *gf_schedule_find(const char *name) {
+  for (int i = 0; i < gf_schedule_count; i++)
+    if (strcmp(gf_schedules[i]->name, name) == 0) return gf_schedules[i];
+  return NULL;
+}

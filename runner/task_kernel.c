@@ -1,0 +1,293 @@
+/* task_kernel.c - `kernel: NAME`: launches a registered kernel.
+ *
+ * `args:` is checked against the kernel's parameter table; one routine,
+ * marshal(), writes the argument struct both for the kernel's check() at load
+ * time and for every launch the program binds.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load.h"
+#include "program.h"
+#include "task_kernel.h"
+
+/* The argument struct: array arguments point at data[access] (NULL when
+ * data is NULL), constant scalars hold their value, and each scalar that
+ * changes per step is listed in `params` (when not NULL) and holds 0. */
+static gf_status marshal(const gf_workflow *wf, const gf_task *task, void *const *data, void *args,
+                         gf_instr_param *params, int *nparams) {
+  const gf_kernel_task *k = task->data;
+  unsigned char *base = args;
+  memset(base, 0, k->kernel->args_size);
+  if (nparams) *nparams = 0;
+  for (int i = 0; i < k->nargs; i++) {
+    const gf_kernel_arg *arg = &k->args[i];
+    unsigned char *at = base + arg->param->offset;
+    switch (arg->param->type) {
+      case GF_PARAM_ARRAY: {
+        const gf_field *field = &wf->fields[task->access[arg->access].ref.field];
+        gf_array array = {.data = data ? data[arg->access] : NULL,
+                          .dtype = field->dtype,
+                          .ndim = field->ndim,
+                          .halo = wf->halo};
+        for (int d = 0; d < GF_MAX_DIMS; d++) {
+          array.shape[d] = field->shape[d];
+          array.spacing[d] = d < wf->ndim ? wf->spacing[d] : 1.0;
+        }
+        memcpy(at, &array, sizeof array);
+        break;
+      }
+      case GF_PARAM_REAL:
+      case GF_PARAM_INT: {
+        int is_int = arg->param->type == GF_PARAM_INT;
+        double v = 0;
+        if (gf_expr_is_constant(arg->value))
+          v = gf_load_constant(arg->value);
+        else if (params)
+          params[(*nparams)++] =
+              (gf_instr_param){.offset = arg->param->offset, .is_int = is_int, .expr = arg->value};
+        if (is_int) {
+          int64_t i64 = (int64_t)v;
+          memcpy(at, &i64, sizeof i64);
+        } else {
+          memcpy(at, &v, sizeof v);
+        }
+        break;
+      }
+      case GF_PARAM_INDEX:
+        memcpy(at, arg->index, sizeof arg->index);
+        break;
+    }
+  }
+  return GF_OK;
+}
+
+/* ---- loading ---- */
+
+/* A REAL or INT kernel argument: a number or a per-step expression. */
+static gf_status load_scalar_arg(loader *ld, const gf_kernel *kernel, gf_kernel_arg *arg,
+                                 yaml_node_t *node) {
+  const gf_param *param = arg->param;
+  const char *s = gf_load_scalar(node);
+  if (!s || (!*s && !gf_load_is_quoted(node)))
+    return gf_load_fail_type(ld, node, "a number or an expression");
+  gf_status status = gf_load_expr(ld, node, s, 0, GF_NAMES_PARAMS | GF_NAMES_GRID | GF_NAMES_HOOKS,
+                                  1, &arg->value);
+  if (status || !gf_expr_is_constant(arg->value)) return status;
+  double v = gf_load_constant(arg->value);
+  if (!isfinite(v)) return gf_load_fail(ld, node, "'%s' is not a finite number (%g)", s, v);
+  if (param->type == GF_PARAM_INT && v != floor(v))
+    return gf_load_fail(ld, node, "argument '%s' of %s must be an integer, got %.17g", param->name,
+                        kernel->name, v);
+  if (v < param->min || v > param->max)
+    return gf_load_fail(ld, node, "argument '%s' of %s must be between %g and %g, got %.17g",
+                        param->name, kernel->name, param->min, param->max, v);
+  return GF_OK;
+}
+
+static gf_status load_index_arg(loader *ld, const gf_kernel *kernel, gf_kernel_arg *arg,
+                                yaml_node_t *node) {
+  int ndim = gf_load_workflow(ld)->ndim;
+  if (node->type != YAML_SEQUENCE_NODE)
+    return gf_load_fail_type(ld, node, "a sequence of cell indices");
+  int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
+  if (count != ndim)
+    return gf_load_fail(ld, node, "argument '%s' of %s needs %d entr%s (one per grid axis), got %d",
+                        arg->param->name, kernel->name, ndim, ndim == 1 ? "y" : "ies", count);
+  for (int d = 0; d < count; d++) {
+    gf_status status = gf_load_integer(ld, gf_load_node(ld, node->data.sequence.items.start[d]),
+                                       GF_NAMES_PARAMS | GF_NAMES_GRID, &arg->index[d]);
+    if (status) return status;
+  }
+  return GF_OK;
+}
+
+static gf_status load_array_arg(loader *ld, const gf_kernel *kernel, gf_task *task,
+                                gf_kernel_arg *arg, yaml_node_t *node) {
+  const gf_workflow *wf = gf_load_workflow(ld);
+  gf_ref ref;
+  gf_status status = gf_load_ref(ld, node, &ref);
+  if (status) return status;
+  gf_access_decl *decl = &task->access[arg->access];
+  decl->ref = ref;
+  decl->access = (gf_access)(arg->param->access & GF_ACCESS_READ_WRITE);
+  decl->region = (arg->param->access & GF_ACCESS_INTERIOR) ? gf_region_interior(wf, ref.field)
+                                                           : gf_region_whole(wf, ref.field);
+  decl->what = arg->param->name;
+  const gf_field *field = &wf->fields[ref.field];
+  if (!(arg->param->dtypes & (1u << field->dtype))) {
+    char accepted[16] = "";
+    for (int t = GF_F32; t <= GF_F64; t++)
+      if (arg->param->dtypes & (1u << t))
+        snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted), "%s%s",
+                 accepted[0] ? " or " : "", gf_dtype_name((gf_dtype)t));
+    return gf_load_fail_text(ld, node, 0, "argument '%s' of %s takes %s fields; field '%s' is %s",
+                             arg->param->name, kernel->name, accepted, field->name,
+                             gf_dtype_name(field->dtype));
+  }
+  /* A GPU kernel cannot reach pageable host memory, so a workflow that relies
+   * on it is wrong on every backend alike. */
+  if (field->space == GF_SPACE_HOST)
+    return gf_load_fail(
+        ld, node,
+        "kernel argument '%s' of task '%s' is field '%s' in host (pageable) memory, "
+        "which kernels cannot access on a GPU; use device, managed, pinned or pool",
+        arg->param->name, task->name, field->name);
+  return GF_OK;
+}
+
+/* The argument struct as the kernel's check() sees it at load time. */
+static gf_status check_gf_kernel_args(loader *ld, const gf_task *task, yaml_node_t *kernel_node) {
+  const gf_kernel_task *k = task->data;
+  if (!k->kernel->check) return GF_OK;
+  _Alignas(max_align_t) unsigned char args[GF_MAX_KERNEL_ARGS_SIZE];
+  marshal(gf_load_workflow(ld), task, NULL, args, NULL, NULL);
+  char why[256] = "";
+  if (k->kernel->check(args, why, sizeof why) != 0)
+    return gf_load_fail(ld, kernel_node, "kernel %s cannot run with these arguments: %s",
+                        k->kernel->name, why[0] ? why : "(no reason given)");
+  return GF_OK;
+}
+
+static gf_status unknown_kernel(loader *ld, yaml_node_t *node, const char *name) {
+  const gf_registry *registry = gf_load_registry(ld);
+  int count = gf_registry_count(registry);
+  if (count == 0)
+    return gf_load_fail(ld, node, "unknown kernel '%s'; no kernels are registered", name);
+  const char **names = gf_xcalloc((size_t)count, sizeof *names);
+  for (int i = 0; i < count; i++) names[i] = gf_registry_at(registry, i)->name;
+  char *list = gf_load_join(names, count);
+  gf_status status = gf_load_fail(ld, node, "unknown kernel '%s'; known kernels: %s", name, list);
+  free(list);
+  free(names);
+  return status;
+}
+
+static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
+  const gf_workflow *wf = gf_load_workflow(ld);
+  yaml_node_t *task_node = yaml->task_node, *kernel_node = yaml->value, *args_node = yaml->extra[0];
+  const char *name = gf_load_scalar(kernel_node);
+  if (!name) return gf_load_fail_type(ld, kernel_node, "a kernel name");
+  const gf_kernel *kernel = gf_registry_find(gf_load_registry(ld), name);
+  if (!kernel) return unknown_kernel(ld, kernel_node, name);
+  gf_kernel_task *k = gf_xcalloc(1, sizeof *k);
+  task->data = k;
+  k->kernel = kernel;
+  int nparams = 0;
+  while (kernel->params[nparams].name) nparams++;
+  k->args = gf_xcalloc((size_t)nparams, sizeof *k->args);
+  k->nargs = nparams;
+  for (int i = 0; i < nparams; i++) {
+    k->args[i].param = &kernel->params[i];
+    k->args[i].access = -1;
+  }
+  /* Array arguments are the task's accesses, in table order. */
+  for (int p = 0; p < nparams; p++)
+    if (kernel->params[p].type == GF_PARAM_ARRAY) {
+      if (task->naccess == GF_MAX_TASK_REFS)
+        return gf_load_fail(ld, kernel_node, "kernel %s has more than %d array parameters",
+                            kernel->name, GF_MAX_TASK_REFS);
+      k->args[p].access = task->naccess++;
+    }
+  yaml_node_t **given = gf_xcalloc((size_t)nparams, sizeof *given);
+  yaml_node_pair_t *pairs = NULL;
+  int count = 0;
+  gf_status status = args_node ? gf_load_pairs(ld, args_node, "args", &pairs, &count) : GF_OK;
+  for (int i = 0; !status && i < count; i++) {
+    yaml_node_t *key = gf_load_node(ld, pairs[i].key);
+    int p = 0;
+    while (p < nparams && strcmp(kernel->params[p].name, gf_load_scalar(key)) != 0) p++;
+    if (p == nparams) {
+      const char **names = gf_xcalloc((size_t)nparams, sizeof *names);
+      for (int j = 0; j < nparams; j++) names[j] = kernel->params[j].name;
+      char *list = gf_load_join(names, nparams);
+      status = gf_load_fail(ld, key, "kernel %s has no parameter '%s'; its parameters: %s",
+                            kernel->name, gf_load_scalar(key), list);
+      free(list);
+      free(names);
+      break;
+    }
+    gf_kernel_arg *arg = &k->args[p];
+    yaml_node_t *value = gf_load_node(ld, pairs[i].value);
+    given[p] = value;
+    arg->loc = gf_load_loc(ld, value);
+    switch (kernel->params[p].type) {
+      case GF_PARAM_ARRAY:
+        status = load_array_arg(ld, kernel, task, arg, value);
+        break;
+      case GF_PARAM_REAL:
+      case GF_PARAM_INT:
+        status = load_scalar_arg(ld, kernel, arg, value);
+        break;
+      case GF_PARAM_INDEX:
+        status = load_index_arg(ld, kernel, arg, value);
+        break;
+    }
+  }
+  for (int p = 0; !status && p < nparams; p++) {
+    if (given[p]) continue;
+    gf_kernel_arg *arg = &k->args[p];
+    const gf_param *param = arg->param;
+    arg->loc = gf_load_loc(ld, task_node);
+    if (param->required) {
+      status =
+          gf_load_fail(ld, task_node, "missing required argument '%s' of kernel %s in task '%s'",
+                       param->name, kernel->name, task->name);
+      break;
+    }
+    if (param->type == GF_PARAM_ARRAY) {
+      status =
+          gf_load_fail(ld, task_node, "kernel %s: optional array parameter '%s' is not supported",
+                       kernel->name, param->name);
+    } else if (param->type == GF_PARAM_INDEX) {
+      for (int d = 0; d < wf->ndim; d++)
+        arg->index[d] = param->def == GF_INDEX_CENTER ? wf->shape[d] / 2 : (int64_t)param->def;
+    } else {
+      char text[64];
+      snprintf(text, sizeof text, "%.17g", param->def);
+      gf_scope scope = {NULL, NULL, 0};
+      status = gf_expr_compile(text, &scope, gf_load_diag(ld), arg->loc, &arg->value);
+    }
+  }
+  free(given);
+  if (status) return status;
+  return check_gf_kernel_args(ld, task, kernel_node);
+}
+
+/* ---- running ---- */
+
+static gf_status emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
+                      const gf_task_instance *instance) {
+  (void)wf;
+  gf_instr *launch = gf_emit(e, GF_I_LAUNCH);
+  memcpy(launch->inst, instance->inst, sizeof launch->inst);
+  launch->kernel = ((const gf_kernel_task *)task->data)->kernel;
+  launch->bind = marshal;
+  return GF_OK;
+}
+
+static const char *describe(const gf_workflow *wf, const gf_task *task) {
+  (void)wf;
+  return ((const gf_kernel_task *)task->data)->kernel->name;
+}
+
+static void free_kernel(void *data) {
+  gf_kernel_task *k = data;
+  if (!k) return;
+  for (int i = 0; i < k->nargs; i++) gf_expr_free(k->args[i].value);
+  free(k->args);
+  free(k);
+}
+
+static const char *const extra_keys[] = {"args", NULL};
+
+const gf_task_kind gf_task_kernel_kind = {
+    .name = "kernel",
+    .extra_keys = extra_keys,
+    .traits = 0,
+    .load = load,
+    .describe = describe,
+    .emit = emit,
+    .free = free_kernel,
+};

@@ -1,0 +1,120 @@
+/* task_output.c - `output: {from: REF, file: NAME, planes: N, plane: EXPR}`:
+ * writes the instance as plane `plane` (default n) of a stack of `planes`
+ * planes in one file, through the output staging buffers. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load.h"
+#include "program.h"
+#include "task_output.h"
+
+#define MAX_PLANES 1000000000 /* the writer keeps a bit per plane */
+#define MAX_FILE_BYTES ((int64_t)1 << 62)
+
+static const gf_key_spec output_keys[] = {
+    {"from", 1, NULL}, {"file", 1, NULL}, {"planes", 1, NULL}, {"plane", 0, NULL}};
+
+static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
+  gf_workflow *wf = gf_load_workflow(ld);
+  yaml_node_t *node = yaml->value, *values[4] = {NULL};
+  gf_output_task *o = gf_xcalloc(1, sizeof *o);
+  task->data = o;
+  o->file = -1;
+  gf_ref from;
+  gf_status status = gf_load_mapping(ld, node, "output", output_keys, 4, NULL, NULL, values);
+  if (status || (status = gf_load_ref(ld, values[0], &from))) return status;
+  gf_task_add_access(task, from, GF_ACCESS_READ, gf_region_whole(wf, from.field), "output source");
+  const char *file = gf_load_scalar(values[1]);
+  if (!file) return gf_load_fail_type(ld, values[1], "a file name");
+  if (!*file || strchr(file, '/') || strcmp(file, ".") == 0 || strcmp(file, "..") == 0)
+    return gf_load_fail(ld, values[1],
+                        "output file '%s' must be a plain file name (no '/', not . or ..)", file);
+  int64_t planes;
+  if ((status = gf_load_integer(ld, values[2], GF_NAMES_PARAMS | GF_NAMES_GRID, &planes)))
+    return status;
+  if (planes < 1)
+    return gf_load_fail(ld, values[2], "planes must be >= 1, got %lld", (long long)planes);
+  if (planes > MAX_PLANES)
+    return gf_load_fail(ld, values[2], "planes must be at most 10^9, got %lld", (long long)planes);
+  int64_t plane_bytes = (int64_t)wf->fields[from.field].bytes, file_bytes;
+  if (__builtin_mul_overflow(planes, plane_bytes, &file_bytes) || file_bytes > MAX_FILE_BYTES)
+    return gf_load_fail(
+        ld, values[2],
+        "output file '%s' is too large: %lld planes of %lld bytes are more than 2^62 bytes", file,
+        (long long)planes, (long long)plane_bytes);
+  /* Two tasks writing one file would overwrite each other's planes. */
+  for (int f = 0; f < wf->nfiles; f++)
+    if (strcmp(wf->files[f].name, file) == 0)
+      return gf_diag_at(gf_load_diag(ld), task->loc, GF_INVALID,
+                        "tasks '%s' and '%s' both write '%s'", wf->tasks[wf->files[f].task].name,
+                        task->name, file);
+  wf->files = gf_xrealloc(wf->files, (size_t)(wf->nfiles + 1) * sizeof *wf->files);
+  o->file = wf->nfiles;
+  wf->files[wf->nfiles++] = (gf_file){.name = gf_xstrdup(file),
+                                      .task = (int)(task - wf->tasks),
+                                      .field = from.field,
+                                      .planes = planes,
+                                      .plane_bytes = (size_t)plane_bytes};
+  if (!values[3]) {
+    gf_scope scope = {NULL, NULL, 1};
+    return gf_expr_compile("n", &scope, gf_load_diag(ld), task->loc, &o->plane);
+  }
+  const char *plane = gf_load_scalar(values[3]);
+  if (!plane || (!*plane && !gf_load_is_quoted(values[3])))
+    return gf_load_fail_type(ld, values[3], "an expression of n");
+  return gf_load_expr(ld, values[3], plane, 0, GF_NAMES_PARAMS | GF_NAMES_GRID, 1, &o->plane);
+}
+
+static gf_status check_step(const gf_workflow *wf, const gf_task *task, int64_t n, gf_diag *diag,
+                            int64_t *value) {
+  const gf_output_task *o = task->data;
+  const gf_file *file = &wf->files[o->file];
+  gf_status st = GF_OK;
+  double p = gf_expr_eval(o->plane, &(gf_eval_ctx){.n = (double)n}, &st);
+  if (st != GF_OK) return st;
+  if (!gf_is_index(p, (double)file->planes))
+    return gf_diag_at(diag, task->loc, GF_INVALID,
+                      "output plane %s is out of range for '%s' (planes 0..%" PRId64
+                      ") at step %" PRId64,
+                      gf_number_text(p, (char[32]){0}, 32), file->name, file->planes - 1, n);
+  *value = (int64_t)p;
+  return GF_OK;
+}
+
+static gf_status emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
+                      const gf_task_instance *instance) {
+  (void)instance;
+  const gf_output_task *o = task->data;
+  gf_emit(e, GF_I_STAGE);
+  gf_instr *copy = gf_emit(e, GF_I_COPY);
+  copy->src = gf_emit_access(e, 0);
+  copy->dst = (gf_operand){.kind = GF_OPND_STAGED};
+  copy->bytes = wf->files[o->file].plane_bytes;
+  gf_emit(e, GF_I_RECORD)->event = -1;
+  gf_instr *write = gf_emit(e, GF_I_WRITE);
+  write->file = o->file;
+  write->param = o->plane;
+  return GF_OK;
+}
+
+static const char *describe(const gf_workflow *wf, const gf_task *task) {
+  return wf->files[((const gf_output_task *)task->data)->file].name;
+}
+
+static void free_output(void *data) {
+  gf_output_task *o = data;
+  if (!o) return;
+  gf_expr_free(o->plane);
+  free(o);
+}
+
+const gf_task_kind gf_task_output_kind = {
+    .name = "output",
+    .traits = GF_KIND_MOVES_DATA,
+    .load = load,
+    .check_step = check_step,
+    .describe = describe,
+    .emit = emit,
+    .free = free_output,
+};

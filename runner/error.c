@@ -32,6 +32,8 @@ void gf_diag_init(gf_diag *diag, const char *origin, const char *text) {
   diag->origin = origin;
   diag->text = text;
   diag->out = stderr;
+  /* The static initialiser: a mutex that needs no pthread_mutex_destroy. */
+  diag->lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 }
 
 /* The 1-based line `line` of `text`, without its newline. */
@@ -50,6 +52,7 @@ static const char *source_line(const char *text, int line, size_t *len) {
 gf_status gf_diag_verror(gf_diag *diag, gf_loc loc, gf_status status, const char *fmt, va_list ap) {
   char message[768];
   vsnprintf(message, sizeof message, fmt, ap);
+  pthread_mutex_lock(&diag->lock);
   if (loc.line > 0 && diag->origin)
     snprintf(diag->last, sizeof diag->last, "%s:%d:%d: %s", diag->origin, loc.line, loc.col,
              message);
@@ -68,6 +71,7 @@ gf_status gf_diag_verror(gf_diag *diag, gf_loc loc, gf_status status, const char
     fputs("^\n", out);
   }
   fflush(out);
+  pthread_mutex_unlock(&diag->lock);
   return status;
 }
 

@@ -11,10 +11,17 @@
  *     the offending source line
  *     ^ under the column
  * Everything else goes through gf_diag_error(): `gflow: message`.
+ *
+ * A gf_diag may be shared by threads (the output writer reports through the
+ * run's diag): each message is formatted, counted and written under the
+ * diag's lock, so `count`, `last` and the output lines never mix two
+ * messages. Read `count` and `last` directly only when no other thread can
+ * report (tests, after joining).
  */
 #ifndef GF_ERROR_H
 #define GF_ERROR_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -49,15 +56,19 @@ typedef struct gf_loc {
 /* Where messages about one source text go. `origin` names the text (a file
  * path, or `--set grid.shape=[8,8]`); `text` is its content, kept so the
  * offending line can be quoted. Messages are written to `out` (stderr unless a
- * test redirects it) and the last one is kept in `last` for tests. */
+ * test redirects it) and the last one is kept in `last` for tests. A diag
+ * lives where gf_diag_init set it up: never copy one by value (its lock). */
 typedef struct gf_diag {
   const char *origin;
   const char *text;
   FILE *out;
   char last[1024];
   int count;
+  pthread_mutex_t lock; /* held while one message is recorded and written */
 } gf_diag;
 
+/* Sets every field, the lock included (a diag needs no clean-up). Calling it
+ * again resets the diag; no thread may be reporting through it then. */
 void gf_diag_init(gf_diag *diag, const char *origin, const char *text);
 
 /* `gflow: ORIGIN:LINE:COL: message`, the source line and a caret. Returns

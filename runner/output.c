@@ -41,7 +41,7 @@ typedef struct job {
 struct gf_writer {
   gf_backend *backend;
   const gf_workflow *wf;
-  gf_diag *diag;
+  gf_diag *diag; /* the run's; the writer thread reports here too (a diag locks each message) */
   char *dir;
   out_file *files;
   int nfiles;

@@ -2,7 +2,6 @@
 #include "registry.h"
 
 #include <dlfcn.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,36 +9,39 @@ struct gf_registry {
   const gf_kernel **kernels;
   int count, capacity;
   gf_registrar registrar; /* ctx points back at the registry */
+  gf_diag *diag;          /* where a refused kernel is reported: own_diag or the caller's */
+  gf_diag own_diag;       /* stderr, until gf_registry_set_diag */
 };
 
 /* Checks a kernel's table so the loader can trust offsets, sizes and names. */
-static int kernel_table_ok(const gf_registry *registry, const gf_kernel *kernel) {
+static int kernel_table_ok(gf_registry *registry, const gf_kernel *kernel) {
+  gf_diag *diag = registry->diag;
   if (!kernel || !kernel->name || !kernel->name[0]) {
-    fprintf(stderr, "gflow: a kernel without a name cannot be registered\n");
+    gf_diag_error(diag, GF_INVALID, "a kernel without a name cannot be registered");
     return 0;
   }
   const char *name = kernel->name;
   if (gf_registry_find(registry, name)) {
-    fprintf(stderr, "gflow: kernel %s is registered twice\n", name);
+    gf_diag_error(diag, GF_INVALID, "kernel %s is registered twice", name);
     return 0;
   }
   if (!kernel->run_cpu) {
-    fprintf(stderr, "gflow: kernel %s has no CPU implementation (run_cpu is NULL)\n", name);
+    gf_diag_error(diag, GF_INVALID, "kernel %s has no CPU implementation (run_cpu is NULL)", name);
     return 0;
   }
   if (kernel->args_size > GF_MAX_KERNEL_ARGS_SIZE) {
-    fprintf(stderr, "gflow: kernel %s has an argument struct of %zu bytes, at most %d\n", name,
-            kernel->args_size, GF_MAX_KERNEL_ARGS_SIZE);
+    gf_diag_error(diag, GF_INVALID, "kernel %s has an argument struct of %zu bytes, at most %d",
+                  name, kernel->args_size, GF_MAX_KERNEL_ARGS_SIZE);
     return 0;
   }
   if (!kernel->params) {
-    fprintf(stderr, "gflow: kernel %s has no parameter table\n", name);
+    gf_diag_error(diag, GF_INVALID, "kernel %s has no parameter table", name);
     return 0;
   }
   for (const gf_param *p = kernel->params; p->name; p++) {
     for (const gf_param *q = kernel->params; q != p; q++)
       if (strcmp(p->name, q->name) == 0) {
-        fprintf(stderr, "gflow: kernel %s names parameter '%s' twice\n", name, p->name);
+        gf_diag_error(diag, GF_INVALID, "kernel %s names parameter '%s' twice", name, p->name);
         return 0;
       }
     size_t size;
@@ -57,19 +59,19 @@ static int kernel_table_ok(const gf_registry *registry, const gf_kernel *kernel)
         size = sizeof(int64_t) * GF_MAX_DIMS;
         break;
       default:
-        fprintf(stderr, "gflow: kernel %s parameter '%s' has unknown type %d\n", name, p->name,
-                (int)p->type);
+        gf_diag_error(diag, GF_INVALID, "kernel %s parameter '%s' has unknown type %d", name,
+                      p->name, (int)p->type);
         return 0;
     }
     if (p->offset > kernel->args_size || size > kernel->args_size - p->offset) {
-      fprintf(stderr,
-              "gflow: kernel %s parameter '%s' (offset %zu, %zu bytes) lies outside its %zu-byte "
-              "argument struct\n",
-              name, p->name, p->offset, size, kernel->args_size);
+      gf_diag_error(diag, GF_INVALID,
+                    "kernel %s parameter '%s' (offset %zu, %zu bytes) lies outside its %zu-byte "
+                    "argument struct",
+                    name, p->name, p->offset, size, kernel->args_size);
       return 0;
     }
     if (p->type == GF_PARAM_ARRAY && (p->dtypes & ((1u << GF_F32) | (1u << GF_F64))) == 0) {
-      fprintf(stderr, "gflow: kernel %s parameter '%s' accepts no dtype\n", name, p->name);
+      gf_diag_error(diag, GF_INVALID, "kernel %s parameter '%s' accepts no dtype", name, p->name);
       return 0;
     }
   }
@@ -92,6 +94,8 @@ gf_registry *gf_registry_create(void) {
   gf_registry *registry = gf_xcalloc(1, sizeof *registry);
   registry->registrar.ctx = registry;
   registry->registrar.add_kernel = registry_add_kernel;
+  gf_diag_init(&registry->own_diag, NULL, NULL);
+  registry->diag = &registry->own_diag;
   return registry;
 }
 
@@ -101,6 +105,10 @@ void gf_registry_free(gf_registry *registry) {
   if (!registry) return;
   free(registry->kernels);
   free(registry);
+}
+
+void gf_registry_set_diag(gf_registry *registry, gf_diag *diag) {
+  registry->diag = diag ? diag : &registry->own_diag;
 }
 
 const gf_registrar *gf_registry_registrar(gf_registry *registry) {
@@ -144,7 +152,12 @@ gf_status gf_registry_load_plugin(gf_registry *registry, const char *path, gf_di
     goto fail_close;
   }
   int before = registry->count;
-  if (plugin->init(&registry->registrar) != 0) {
+  /* A kernel the plugin's init offers is refused through the caller's diag. */
+  gf_diag *saved = registry->diag;
+  registry->diag = diag;
+  int failed = plugin->init(&registry->registrar) != 0;
+  registry->diag = saved;
+  if (failed) {
     /* Kernels it added point into the library about to be closed. */
     registry->count = before;
     gf_diag_error(diag, GF_INVALID, "plugin %s (%s) failed to register its kernels", path,

@@ -15,6 +15,12 @@ typedef struct gf_registry gf_registry;
 gf_registry *gf_registry_create(void);
 void gf_registry_free(gf_registry *registry);
 
+/* Where a kernel the registrar refuses (a bad parameter table, a name taken
+ * twice) is reported: `diag`, or with NULL a diag of the registry's own that
+ * writes to stderr (the default). While gf_registry_load_plugin runs a
+ * plugin's init, its `diag` argument is used instead. */
+void gf_registry_set_diag(gf_registry *registry, gf_diag *diag);
+
 /* The callbacks a plugin's init (and the built-in set) registers through. */
 const gf_registrar *gf_registry_registrar(gf_registry *registry);
 

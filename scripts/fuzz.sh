@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz.sh [SECONDS] [JOBS] - builds the libFuzzer target tests/fuzz/fuzz_workflow.c
 # (YAML bytes -> loader -> planner, under ASan + UBSan) with clang into
-# build-fuzz/, seeds a working corpus from every workflow and test input of the
+# build-fuzz/ (CMake with -DGFLOW_FUZZ=ON), seeds a working corpus from every workflow and test input of the
 # repository, fuzzes for SECONDS (default 60) with JOBS parallel workers
 # (default 1), and ends with one summary line. Exits non-zero on any crash,
 # leak, timeout or sanitizer report; the input that caused it is left in
@@ -33,25 +33,13 @@ if [ -z "$cc" ]; then
   exit 1
 fi
 
-# ---- build: the runner's loader and planner with coverage, the rest without ----
-mkdir -p "$out/obj"
-san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
-cflags=(-std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DGFLOW_VERSION='"fuzz"'
-  -Irunner -Ikernels $(pkg-config --cflags yaml-0.1 lua5.4))
-covered=(runner/error.c runner/expr.c runner/hooks.c runner/registry.c runner/workflow.c
-  runner/graph.c runner/backend.c kernels/builtin.c)
-objs=()
-for src in "${covered[@]}"; do
-  obj=$out/obj/$(basename "${src%.c}").o
-  "$cc" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
-  objs+=("$obj")
-done
-# The kernel's cell loop never runs here: no coverage, no OpenMP.
-"$cc" "${cflags[@]}" "${san[@]}" -Wno-unknown-pragmas -c kernels/wave2d.c -o "$out/obj/wave2d.o"
-objs+=("$out/obj/wave2d.o")
-"$cc" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer -DGF_FUZZ_SOURCE_DIR="\"$root\"" \
-  tests/fuzz/fuzz_workflow.c "${objs[@]}" -o "$out/fuzz_workflow" \
-  $(pkg-config --libs yaml-0.1 lua5.4) -lm -ldl -lpthread
+# ---- build: CMake with GFLOW_FUZZ (the whole core with coverage, ASan + UBSan) ----
+mkdir -p "$out/logs"
+buildlog=$out/logs/build.log
+cmake -S . -B "$out" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGFLOW_FUZZ=ON \
+  -DGFLOW_GPU=OFF -DBUILD_TESTING=ON >"$buildlog" 2>&1 &&
+  cmake --build "$out" -j "$(nproc)" --target fuzz_workflow >>"$buildlog" 2>&1 ||
+  { tail -n 40 "$buildlog" >&2; echo "fuzz.sh: build failed ($buildlog)" >&2; exit 1; }
 
 # ---- corpus: the kept corpus, plus every workflow and test input as seeds ----
 corpus=$out/corpus

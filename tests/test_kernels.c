@@ -19,7 +19,9 @@ static gf_array array2d(float *data, int64_t n0, int64_t n1, double d0, double d
   return a;
 }
 
-/* REFERENCE.md section 1, written out cell by cell. */
+/* The seed's wave2d_4o (the HIP course's wave2d_sync.cpp), written out cell by
+ * cell: U2 = 2*U1 - U0 + dt^2*V^2*(lap0/D0^2 + lap1/D1^2), lap* the 5-point
+ * second differences {-1/12, 4/3, -5/2, 4/3, -1/12}; `forcing` added at (P0, P1). */
 static void reference_wave2d(const float *U0, const float *U1, float *U2, const float *V,
                              int64_t N0, int64_t N1, int h, float dt, double D0, double D1,
                              int64_t P0, int64_t P1, float forcing) {

@@ -2,10 +2,10 @@
  *
  * hipMemcpyAsync of a big buffer (default 4 GiB) on one stream, timed with
  * events, best of --reps (default 10) after a warm-up. Prints GB/s counting
- * bytes read plus written (the convention of REFERENCE.md section 5 and of
- * wave2d's 16 B/cell), and the one-direction figure. Also the pinned
- * device-to-host rate of one 256 KiB plane and of 1 GiB, the bound of the
- * snapshot IO.
+ * bytes read plus written (the convention for effective bandwidth that
+ * gflow's GB/s figures use: minimum traffic, so wave2d counts 16 B/cell), and
+ * the one-direction figure. Also the pinned device-to-host rate of one
+ * 256 KiB plane and of 1 GiB, the bound of the snapshot IO.
  *   copy_bw [--mib N] [--reps R]
  */
 #include <stdio.h>

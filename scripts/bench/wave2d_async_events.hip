@@ -1,4 +1,5 @@
-/* wave2d_async_events.hip - the seed's concurrent IO with event synchronisation.
+/* wave2d_async_events.hip - the seed's concurrent IO with event synchronisation
+ * (the HIP course's wave2d_async_events.cpp).
  *
  * Five wavefields, five IO streams, one compute stream, five events, pinned
  * output. Per step n: the compute stream waits on events (n+2)%5, (n+1)%5,

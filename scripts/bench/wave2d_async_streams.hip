@@ -1,4 +1,5 @@
-/* wave2d_async_streams.hip - the seed's concurrent IO with stream synchronisation.
+/* wave2d_async_streams.hip - the seed's concurrent IO with stream synchronisation
+ * (the HIP course's wave2d_async_streams.cpp).
  *
  * Five wavefields, five IO streams, one compute stream, five events, pinned
  * output. Per step n: the host synchronises IO streams (n+2)%5, (n+1)%5, n%5

@@ -1,7 +1,8 @@
 /* wave2d_common.hip - what the three seed schedules share (included, not built alone).
  *
- * The seed's set-up, kernel and output exactly as REFERENCE.md section 1 and
- * seeds/003 give them: float variables from double constants, uniform
+ * The set-up, kernel and output of the HIP course's wave2d_sync.cpp,
+ * wave2d_async_streams.cpp and wave2d_async_events.cpp ("Optimising compute
+ * with concurrent IO in HIP"), exactly: float variables from double constants, uniform
  * velocity 343, the kernel with its clamped indices and on-device Ricker
  * term, array_out.dat of shape (NT, N0, N1). Options:
  *   --n0 N --n1 N   grid (256 x 256)

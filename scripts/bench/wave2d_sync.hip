@@ -1,4 +1,4 @@
-/* wave2d_sync.hip - the seed's synchronous schedule (REFERENCE.md section 1).
+/* wave2d_sync.hip - the seed's synchronous schedule (the HIP course's wave2d_sync.cpp).
  *
  * Three wavefields (nscratch = 3) on the null stream; each step launches the
  * kernel, then a blocking copy of U0 (the field step n-2 wrote) into plane n of

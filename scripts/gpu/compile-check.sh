@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Compile-checks the GPU code on a machine without a GPU (for CI): every file
-# of the GPU backend, its test and the baselines, for NVIDIA (nvcc, sm_90,
-# through runner/gf_hip.h) and for AMD (Debian's hipcc, gfx90a), plus the
-# build without GPU support; warnings are errors. Links the test both ways.
-# Nothing runs on a GPU here.
+# Compile-checks the GPU code on a machine without a GPU (for CI): gflow, the
+# GPU backend's test and the baselines (scripts/bench/), built through CMake
+# (cmake/gpu.cmake holds the GPU compilers' flags, cmake/sources.txt the
+# sources) for NVIDIA (nvcc, sm_90, through runner/gf_hip.h) and for AMD
+# (Debian's hipcc, gfx90a), plus the build without GPU support; warnings are
+# errors (CMAKE_COMPILE_WARNING_AS_ERROR). Everything is linked; nothing runs
+# on a GPU here.
 #   scripts/gpu/compile-check.sh            both paths
 #   scripts/gpu/compile-check.sh cuda|hip   one of them
+# Environment: CUDA_HOME (/usr/local/cuda), NVCC, HIPCC, JOBS (nproc).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -15,44 +18,32 @@ trap 'rm -rf "$work"' EXIT
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 HIPCC=${HIPCC:-hipcc}
-CFLAGS=(-std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Irunner -Ikernels -Itests)
-BENCH=(wave2d_sync wave2d_async_streams wave2d_async_events copy_bw)
-GPU_C=(runner/backend.c runner/backend_gpu.c runner/error.c kernels/wave2d.c tests/gpu/test_backend_gpu.c)
+JOBS=${JOBS:-$(nproc)}
 
+# build NAME TARGETS -- CMAKE_OPTIONS...: configure and build into $work/NAME;
+# on failure, the log's end.
+build() {
+  local name=$1 targets=() log=$work/$1.log
+  shift
+  while [[ $1 != -- ]]; do targets+=("$1"); shift; done
+  shift
+  if ! { cmake -S . -B "$work/$name" -DCMAKE_BUILD_TYPE=Release -DCMAKE_COMPILE_WARNING_AS_ERROR=ON "$@" &&
+    cmake --build "$work/$name" -j "$JOBS" --target "${targets[@]}"; } >"$log" 2>&1; then
+    echo FAILED
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+  echo ok
+}
 step() { printf '%-60s' "$1"; }
-ok() { echo ok; }
 
-step "C, no GPU support"
-for f in "${GPU_C[@]}"; do gcc "${CFLAGS[@]}" -fopenmp -c "$f" -o "$work/$(basename "$f").nogpu.o"; done
-ok
+step "C, no GPU support: gflow, test_backend_gpu"
+build nogpu gflow test_backend_gpu -- -DGFLOW_GPU=OFF
 
 if [[ $which == all || $which == cuda ]]; then
-  defs=(-DGFLOW_WITH_GPU -DGFLOW_HIP_ON_CUDA)
-  step "NVIDIA: C against gf_hip.h (CUDA $("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
-  for f in "${GPU_C[@]}"; do
-    gcc "${CFLAGS[@]}" "${defs[@]}" -I"$CUDA_HOME/include" -fopenmp -c "$f" -o "$work/$(basename "$f").cuda.o"
-  done
-  ok
-  step "NVIDIA: kernels/wave2d.hip for sm_90"
-  "$NVCC" -x cu -std=c++17 -arch=sm_90 -O3 --fmad=false -Werror all-warnings \
-    -Xcompiler=-Wall,-Wextra,-Werror "${defs[@]}" -Irunner -Ikernels \
-    -c kernels/wave2d.hip -o "$work/wave2d.cuda.o"
-  ok
-  step "NVIDIA: link test_backend_gpu"
-  g++ -o "$work/test_backend_gpu.cuda" "$work"/*.c.cuda.o "$work/wave2d.cuda.o" \
-    -L"$CUDA_HOME/lib64" -lcudart_static -fopenmp -ldl -lrt -lpthread -lm
-  ok
-  for b in "${BENCH[@]}"; do
-    step "NVIDIA: scripts/bench/$b.hip"
-    "$NVCC" -x cu -std=c++17 -arch=sm_90 -O3 -Werror all-warnings -Xcompiler=-Wall,-Wextra,-Werror \
-      -DGFLOW_HIP_ON_CUDA -Irunner -c "scripts/bench/$b.hip" -o "$work/$b.cuda.o"
-    ok
-  done
-  step "NVIDIA: scripts/bench/wave2d_gflow_kernel.hip"
-  "$NVCC" -x cu -std=c++17 -arch=sm_90 -O3 --fmad=false -Werror all-warnings \
-    -Xcompiler=-Wall,-Wextra,-Werror "${defs[@]}" -Irunner -Ikernels \
-    -c scripts/bench/wave2d_gflow_kernel.hip -o "$work/wave2d_gflow_kernel.cuda.o"
-  ok
+  step "NVIDIA (CUDA $("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_90): gflow, test_backend_gpu, bench"
+  build cuda gflow test_backend_gpu bench -- -DGFLOW_GPU=CUDA -DCMAKE_CUDA_COMPILER="$NVCC" \
+    -DCMAKE_CUDA_ARCHITECTURES=90-real
 fi
 
 if [[ $which == all || $which == hip ]]; then
@@ -60,29 +51,8 @@ if [[ $which == all || $which == hip ]]; then
     echo "hipcc not found (apt-get install hipcc libamdhip64-dev)" >&2
     exit 1
   fi
-  defs=(-DGFLOW_WITH_GPU -D__HIP_PLATFORM_AMD__)
-  export HCC_AMDGPU_TARGET=gfx90a # no GPU probe (rocm_agent_enumerator)
-  step "AMD: C against /usr/include/hip"
-  for f in "${GPU_C[@]}"; do
-    gcc "${CFLAGS[@]}" "${defs[@]}" -fopenmp -c "$f" -o "$work/$(basename "$f").hip.o"
-  done
-  ok
-  step "AMD: kernels/wave2d.hip for gfx90a"
-  "$HIPCC" --offload-arch=gfx90a -O3 -ffp-contract=off -Wall -Wextra -Werror -DGFLOW_WITH_GPU \
-    -Irunner -Ikernels -c kernels/wave2d.hip -o "$work/wave2d.hip.o"
-  ok
-  step "AMD: link test_backend_gpu"
-  g++ -o "$work/test_backend_gpu.hip" "$work"/*.c.hip.o "$work/wave2d.hip.o" -lamdhip64 -fopenmp -lm
-  ok
-  for b in "${BENCH[@]}"; do
-    step "AMD: scripts/bench/$b.hip"
-    "$HIPCC" --offload-arch=gfx90a -O3 -Wall -Wextra -Werror -Irunner -c "scripts/bench/$b.hip" \
-      -o "$work/$b.amd.o"
-    ok
-  done
-  step "AMD: scripts/bench/wave2d_gflow_kernel.hip"
-  "$HIPCC" --offload-arch=gfx90a -O3 -ffp-contract=off -Wall -Wextra -Werror "${defs[@]}" \
-    -Irunner -Ikernels -c scripts/bench/wave2d_gflow_kernel.hip -o "$work/wave2d_gflow_kernel.amd.o"
-  ok
+  step "AMD (hipcc, gfx90a): gflow, test_backend_gpu, bench"
+  build hip gflow test_backend_gpu bench -- -DGFLOW_GPU=HIP -DGFLOW_HIPCC="$(command -v "$HIPCC")" \
+    -DGFLOW_HIP_ARCH=gfx90a
 fi
 echo "compile check passed"

@@ -1,5 +1,5 @@
 /* wave2d_seed.c - an independent reference for gflow's wave2d: the seed's
- * synchronous program (REFERENCE.md section 1) transliterated to plain C, with
+ * synchronous program (the HIP course's wave2d_sync.cpp) transliterated to plain C, with
  * its float arithmetic, its index clamping and its own Ricker wavelet. Shares
  * no code with gflow.
  *

@@ -34,8 +34,9 @@ typedef struct run {
   int nstreams, nslots;
   gf_writer *writer;
   task_exec *tasks;
-  int64_t *count;     /* instances run, per task */
-  int64_t backend_ns; /* host time inside backend calls during the loop */
+  int64_t *count;         /* instances run, per task */
+  gf_task_timing *timing; /* busy time per task, summed by the backend's sink */
+  int64_t backend_ns;     /* host time inside backend calls during the loop */
   int64_t task_ops;
   gf_event **fences;       /* [2][stream]: the two newest fence sets */
   int fence_sets_used;     /* how many of the two hold a recording */
@@ -145,8 +146,8 @@ static gf_status init_field(run *r, int f, gf_stream *stream) {
   if (st == GF_OK && field->init_kind == GF_INIT_CONST && field->init_value == 0)
     memset(host, 0, field->bytes);
   for (int k = 0; k < field->ring && st == GF_OK; k++) {
-    if (r->b->ops->copy_async(r->b, stream, r->inst[f][k], host, field->bytes, (gf_tag){-1, -1}) !=
-            GF_OK ||
+    if (r->b->ops->copy_async(r->b, stream, r->inst[f][k], host, field->bytes,
+                              (gf_tag){-1, -1, -1}) != GF_OK ||
         r->b->ops->stream_synchronize(r->b, stream) != GF_OK)
       st = gf_diag_error(r->diag, GF_INTERNAL, "initialising field '%s': %s", field->name,
                          r->b->error);
@@ -162,7 +163,7 @@ static gf_status allocate_fields(run *r) {
     const gf_field *field = &wf->fields[f];
     r->inst[f] = gf_xcalloc((size_t)field->ring, sizeof(void *));
     for (int k = 0; k < field->ring; k++)
-      if (r->b->ops->alloc(r->b, field->space, field->bytes, &r->inst[f][k]) != GF_OK) {
+      if (r->b->ops->alloc(r->b, field->space, field->bytes, NULL, &r->inst[f][k]) != GF_OK) {
         char a[32];
         gf_format_bytes((double)field->bytes, a, sizeof a);
         size_t free_now = r->b->ops->bytes_free(r->b, field->space);
@@ -180,7 +181,7 @@ static void free_fields(run *r) {
   if (!r->inst) return;
   for (int f = 0; f < r->wf->nfields; f++) {
     for (int k = 0; k < r->wf->fields[f].ring; k++)
-      if (r->inst[f][k]) r->b->ops->free(r->b, r->wf->fields[f].space, r->inst[f][k]);
+      if (r->inst[f][k]) r->b->ops->free(r->b, r->wf->fields[f].space, r->inst[f][k], NULL);
     free(r->inst[f]);
   }
   free(r->inst);
@@ -278,7 +279,7 @@ static gf_status run_task(run *r, const gf_op *op, int64_t n) {
   const gf_task *task = &wf->tasks[op->task];
   gf_backend *b = r->b;
   gf_stream *stream = op->stream >= 0 ? r->streams[op->stream] : NULL;
-  gf_tag tag = {op->task, n};
+  gf_tag tag = {op->task, n, op->stream};
   gf_status st;
   switch (task->kind) {
     case GF_TASK_KERNEL:
@@ -425,7 +426,7 @@ static gf_status check_fields(run *r, int64_t n) {
     const gf_field *field = &wf->fields[f];
     for (int k = 0; k < field->ring; k++) {
       if (b->ops->copy_async(b, stream, r->check_buffer, r->inst[f][k], field->bytes,
-                             (gf_tag){-1, n}) != GF_OK ||
+                             (gf_tag){-1, n, 0}) != GF_OK ||
           b->ops->stream_synchronize(b, stream) != GF_OK)
         return gf_diag_error(r->diag, GF_INTERNAL,
                              "check at step %" PRId64 ": copying field '%s' instance %d: %s", n,
@@ -462,7 +463,7 @@ static gf_status allocate_check_buffer(run *r) {
     if (r->wf->fields[check->fields[c]].bytes > bytes)
       bytes = r->wf->fields[check->fields[c]].bytes;
   if (!check->every || bytes == 0) return GF_OK;
-  if (r->b->ops->alloc(r->b, GF_SPACE_PINNED, bytes, &r->check_buffer) != GF_OK)
+  if (r->b->ops->alloc(r->b, GF_SPACE_PINNED, bytes, NULL, &r->check_buffer) != GF_OK)
     return gf_diag_at(r->diag, check->loc, GF_INTERNAL,
                       "cannot allocate the check's host buffer (%zu bytes): %s", bytes,
                       r->b->error);
@@ -520,8 +521,8 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     const gf_task *task = &wf->tasks[t];
     int64_t count = r->count[t];
     /* busy time as the backend measured it; -1 where it did not */
-    int timed = b->timing && b->timing[t].count > 0;
-    double busy_ms = timed ? (double)b->timing[t].busy_ns / 1e6 : -1;
+    int timed = r->timing[t].count > 0;
+    double busy_ms = timed ? (double)r->timing[t].busy_ns / 1e6 : -1;
     gf_buf_printf(&j, &len, &cap, "%s\n    {\"name\": ", i ? "," : "");
     gf_json_string(&j, &len, &cap, task->name);
     gf_buf_printf(&j, &len, &cap, ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"busy_ms\": %.6f}",
@@ -555,7 +556,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
   run r = {.wf = wf, .plan = plan, .b = b, .diag = diag};
   r.nstreams = gf_plan_stream_count(plan);
   r.nslots = gf_plan_event_slots(plan);
-  b->timing = gf_xcalloc((size_t)wf->ntasks, sizeof *b->timing);
+  r.timing = gf_xcalloc((size_t)wf->ntasks, sizeof *r.timing);
+  b->sink = (gf_op_sink){gf_task_timing_report, r.timing};
   r.count = gf_xcalloc((size_t)wf->ntasks, sizeof *r.count);
   gf_status st = check_capacity(&r);
   if (st == GF_OK) st = allocate_fields(&r);
@@ -672,11 +674,11 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_plan *plan, gf_backend *b,
     if (r.streams[s]) b->ops->stream_destroy(b, r.streams[s]);
   free(r.events);
   free(r.streams);
-  if (r.check_buffer) b->ops->free(b, GF_SPACE_PINNED, r.check_buffer);
+  if (r.check_buffer) b->ops->free(b, GF_SPACE_PINNED, r.check_buffer, NULL);
   free_fields(&r);
   free(r.tasks);
   free(r.count);
-  free(b->timing);
-  b->timing = NULL;
+  b->sink = (gf_op_sink){NULL, NULL};
+  free(r.timing);
   return st;
 }

@@ -4,16 +4,39 @@
  * does). The CPU backend runs every stream as a worker thread with its own
  * in-order queue; the GPU backend maps each operation onto the HIP runtime.
  *
- * Semantics are those of HIP streams and events:
- *  - work on one stream runs in issue order;
- *  - event_record captures "all work issued to the stream so far"; the event
- *    completes when that work has; re-recording replaces what it captures;
- *  - stream_wait_event makes later work on the stream wait for what the event
- *    captured at the time of the call (an unrecorded event is complete);
- *  - copy_async copies `bytes` between any two allocations of this backend.
- * Every operation returns GF_OK or GF_INTERNAL; on failure the backend has
- * written the cause (API call, error name and text) into `error`, and the
- * caller adds which task, stream and step it was.
+ * The contract, that of HIP streams and events. Every backend must keep each
+ * rule; tests/backend_contract.h checks each one by the test named after it,
+ * on the CPU backend (tests/test_backend_cpu.c) and on the GPU
+ * (tests/gpu/test_backend_gpu.c):
+ *  1. work on one stream runs in issue order, and stream_synchronize returns
+ *     once all of it has run                          [contract_stream_order];
+ *  2. event_record captures all work issued to the stream so far; the event
+ *     completes when that work has, and event_synchronize waits for it
+ *                                                [contract_event_synchronize];
+ *  3. stream_wait_event makes later work on the stream wait for what the
+ *     event captured at the time of the call; the event may be re-recorded
+ *     or destroyed right after                  [contract_wait_orders_streams];
+ *  4. re-recording an event does not move a wait already issued on it
+ *                                           [contract_rerecord_keeps_wait];
+ *  5. an unrecorded event is complete: waiting on it, on a stream or on the
+ *     host, holds nothing up                   [contract_unrecorded_event];
+ *  6. copy_async copies `bytes` between any two allocations of this backend,
+ *     every space to every space, both ordinary and stream-ordered ones
+ *                                                 [contract_copy_every_space];
+ *  7. alloc/free with a stream are ordered on it: the block is usable by work
+ *     issued to that stream at once, and a free on a stream happens only after
+ *     the work issued to that stream before it  [contract_stream_ordered_free];
+ *  8. synchronize waits for all work on all streams [contract_synchronize_all];
+ *  9. every operation returns GF_OK or GF_INTERNAL; on failure (no memory, a
+ *     space that does not exist, a kernel this backend cannot run) the backend
+ *     has written the cause (API call, error name and text) into `error`,
+ *     allocates nothing, and goes on working     [contract_failures_reported];
+ * 10. with options.timing and a sink installed, every launch and copy is
+ *     reported to the sink exactly once, with its tag, kind and bytes and
+ *     start <= end on CLOCK_MONOTONIC, one stream's operations in issue order
+ *     without overlap, all by the time synchronize returns; without either,
+ *     nothing is reported                          [contract_sink_reports].
+ * The caller adds to a failure which task, stream and step it was.
  */
 #ifndef GF_BACKEND_H
 #define GF_BACKEND_H
@@ -33,13 +56,39 @@ typedef struct gf_event gf_event;
 typedef struct gf_tag {
   int task;     /* index into the workflow's tasks, -1 for gflow's own work */
   int64_t step; /* the time step, -1 outside the loop */
+  int stream;   /* the caller's index of the stream it runs on, -1 when none */
 } gf_tag;
 
-/* Busy time of one task, accumulated by the backend when timing is on. */
+enum { GF_TIMED_LAUNCH = 0, GF_TIMED_COPY = 1 };
+
+/* One launch or copy as it ran: start and end in nanoseconds on the host's
+ * CLOCK_MONOTONIC timeline (the GPU backend converts its event times onto it,
+ * see backend_gpu.c). `bytes` is the copy's size, 0 for a launch. */
+typedef struct gf_op_timing {
+  gf_tag tag;
+  int kind; /* GF_TIMED_LAUNCH or GF_TIMED_COPY */
+  size_t bytes;
+  int64_t start_ns, end_ns;
+} gf_op_timing;
+
+/* Where a backend reports the operations it timed (rule 10 above). `report`
+ * may be called from several threads at once (the CPU backend calls it from
+ * each stream's worker) and from inside any backend operation that waits,
+ * so it must be thread-safe and must not call the backend. NULL: nobody
+ * listens and nothing is timed. */
+typedef struct gf_op_sink {
+  void (*report)(void *user, const gf_op_timing *timing);
+  void *user;
+} gf_op_sink;
+
+/* Busy time of one task: gf_task_timing_report sums reports into an array of
+ * these indexed by tag.task (gflow's own work, task -1, is left out). */
 typedef struct gf_task_timing {
   _Atomic int64_t busy_ns;
   _Atomic int64_t count;
 } gf_task_timing;
+
+void gf_task_timing_report(void *timings, const gf_op_timing *timing);
 
 typedef struct gf_backend_ops {
   gf_status (*stream_create)(gf_backend *b, gf_stream **out);
@@ -52,8 +101,14 @@ typedef struct gf_backend_ops {
   gf_status (*stream_wait_event)(gf_backend *b, gf_stream *s, gf_event *e);
   gf_status (*event_synchronize)(gf_backend *b, gf_event *e);
 
-  gf_status (*alloc)(gf_backend *b, gf_space space, size_t bytes, void **out);
-  void (*free)(gf_backend *b, gf_space space, void *ptr);
+  /* With `stream` NULL an ordinary allocation, usable by every stream at once;
+   * the caller frees it when no queued work uses it any more. With a stream,
+   * ordered on it (rule 7): a GF_SPACE_POOL block comes from the stream-ordered
+   * pool and is usable by other streams only after an event from that stream;
+   * a free on a stream may be issued while earlier work on it still uses the
+   * block. Either free may follow either alloc. */
+  gf_status (*alloc)(gf_backend *b, gf_space space, size_t bytes, gf_stream *stream, void **out);
+  void (*free)(gf_backend *b, gf_space space, void *ptr, gf_stream *stream);
   /* Bytes free in a space now (0 when unknown). */
   size_t (*bytes_free)(gf_backend *b, gf_space space);
   /* Managed memory, before the loop: advise the device as preferred location
@@ -78,7 +133,7 @@ struct gf_backend {
   const char *name;                   /* "cpu", "gpu" */
   char description[256];              /* one line for the start-up banner */
   char error[512];                    /* cause of the last failure */
-  gf_task_timing *timing;             /* per task, or NULL: set by the executor */
+  gf_op_sink sink;                    /* set by the caller; report NULL: none */
   int can_run_kernels_on_host_memory; /* 1 on the CPU backend */
 };
 
@@ -86,7 +141,7 @@ typedef struct gf_backend_options {
   int device;      /* GPU index, -1: from SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK, else 0 */
   int threads;     /* CPU: OpenMP threads per kernel, 0: all cores */
   int queue_depth; /* CPU: operations a stream queue holds before enqueue blocks, 0: 1024 */
-  int timing;      /* 1: per-task busy time into gf_backend.timing */
+  int timing;      /* 1: time each launch and copy for gf_backend.sink */
 } gf_backend_options;
 
 /* Creates the CPU backend. Always available. */

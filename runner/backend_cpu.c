@@ -5,7 +5,12 @@
  * its worker). Recording an event enqueues nothing: it captures the stream's
  * submitted count, and the event is complete once the completed count reaches
  * it. A wait is a queue entry carrying that pair by value, so re-recording the
- * event later does not move a wait already issued (HIP semantics).
+ * event later does not move a wait already issued (HIP semantics). A free on a
+ * stream is a queue entry too, so it runs after the work queued before it.
+ *
+ * Timing (options->timing and a sink installed): the worker reads
+ * CLOCK_MONOTONIC around each launch and copy and reports it to the sink from
+ * its own thread, before the operation counts as completed.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -29,7 +34,7 @@
  * short operations end sooner than a condition-variable wake-up would. */
 #define CPU_SPIN_NS 4000
 
-typedef enum cpu_op_kind { CPU_OP_COPY, CPU_OP_KERNEL, CPU_OP_WAIT } cpu_op_kind;
+typedef enum cpu_op_kind { CPU_OP_COPY, CPU_OP_KERNEL, CPU_OP_WAIT, CPU_OP_FREE } cpu_op_kind;
 
 typedef struct cpu_op {
   cpu_op_kind kind;
@@ -48,6 +53,7 @@ typedef struct cpu_op {
       gf_stream *stream;
       int64_t ticket;
     } wait;
+    void *free_ptr;
   };
 } cpu_op;
 
@@ -78,7 +84,7 @@ struct cpu_backend {
   gf_backend base; /* first, so a gf_backend * is a cpu_backend * */
   int threads;
   int queue_depth;
-  int timing_on;        /* options->timing: fill base.timing once the executor sets it */
+  int timing_on;        /* options->timing: report to base.sink once the caller sets it */
   pthread_mutex_t lock; /* guards the lists */
   gf_stream *streams;
   gf_event *events;
@@ -126,9 +132,10 @@ static void stream_wait_ticket(gf_stream *s, int64_t ticket) {
 /* ---- the worker ------------------------------------------------------ */
 
 static void op_run(cpu_backend *cb, const cpu_op *op) {
-  gf_task_timing *timing =
-      cb->timing_on && op->kind != CPU_OP_WAIT && op->tag.task >= 0 ? cb->base.timing : NULL;
-  int64_t start = timing ? now_ns() : 0;
+  gf_op_sink sink = cb->base.sink;
+  int timed =
+      cb->timing_on && sink.report && (op->kind == CPU_OP_COPY || op->kind == CPU_OP_KERNEL);
+  int64_t start = timed ? now_ns() : 0;
   switch (op->kind) {
     case CPU_OP_COPY:
       /* memmove: a copy of an allocation onto itself is harmless on a GPU. */
@@ -140,11 +147,15 @@ static void op_run(cpu_backend *cb, const cpu_op *op) {
     case CPU_OP_WAIT:
       stream_wait_ticket(op->wait.stream, op->wait.ticket);
       break;
+    case CPU_OP_FREE:
+      free(op->free_ptr);
+      break;
   }
-  if (timing) {
-    gf_task_timing *t = &timing[op->tag.task];
-    atomic_fetch_add_explicit(&t->busy_ns, now_ns() - start, memory_order_relaxed);
-    atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
+  if (timed) {
+    gf_op_timing t = {.tag = op->tag, .start_ns = start, .end_ns = now_ns()};
+    t.kind = op->kind == CPU_OP_COPY ? GF_TIMED_COPY : GF_TIMED_LAUNCH;
+    t.bytes = op->kind == CPU_OP_COPY ? op->copy.bytes : 0;
+    sink.report(sink.user, &t);
   }
 }
 
@@ -304,7 +315,7 @@ static gf_status cpu_stream_wait_event(gf_backend *b, gf_stream *s, gf_event *e)
   if (!target || target == s || stream_reached(target, ticket)) return GF_OK;
   cpu_op *op = stream_reserve(s);
   op->kind = CPU_OP_WAIT;
-  op->tag = (gf_tag){-1, -1};
+  op->tag = (gf_tag){-1, -1, -1};
   op->wait.stream = target;
   op->wait.ticket = ticket;
   stream_commit(s);
@@ -319,7 +330,11 @@ static gf_status cpu_event_synchronize(gf_backend *b, gf_event *e) {
 
 /* ---- memory ---------------------------------------------------------- */
 
-static gf_status cpu_alloc(gf_backend *b, gf_space space, size_t bytes, void **out) {
+/* A stream-ordered allocation is an ordinary one here: usable at once is
+ * usable in stream order. */
+static gf_status cpu_alloc(gf_backend *b, gf_space space, size_t bytes, gf_stream *stream,
+                           void **out) {
+  (void)stream;
   *out = NULL;
   if ((unsigned)space >= GF_SPACE_COUNT) return cpu_fail(b, "unknown memory space %d", (int)space);
   /* Every space is ordinary host memory here; aligned_alloc needs a whole
@@ -336,10 +351,18 @@ static gf_status cpu_alloc(gf_backend *b, gf_space space, size_t bytes, void **o
   return GF_OK;
 }
 
-static void cpu_free(gf_backend *b, gf_space space, void *ptr) {
+static void cpu_free(gf_backend *b, gf_space space, void *ptr, gf_stream *stream) {
   (void)b;
   (void)space;
-  free(ptr);
+  if (!stream || !ptr) {
+    free(ptr);
+    return;
+  }
+  cpu_op *op = stream_reserve(stream);
+  op->kind = CPU_OP_FREE;
+  op->tag = (gf_tag){-1, -1, -1};
+  op->free_ptr = ptr;
+  stream_commit(stream);
 }
 
 static size_t cpu_bytes_free(gf_backend *b, gf_space space) {

@@ -5,11 +5,27 @@
  * writes "hipXxx: errorName: text" into the backend's error and returns
  * GF_INTERNAL; nothing here exits.
  *
- * Per-task timing (options->timing and gf_backend.timing set): each launch and
- * copy is bracketed by a pair of timing events; the pairs are resolved lazily,
- * when the host waits anyway (stream_synchronize, event_synchronize,
- * synchronize, destroy) or when too many are pending, so timing adds two event
- * records per operation and no host wait.
+ * Timing (options->timing and gf_backend.sink set): each launch and copy is
+ * bracketed by a pair of timing events; the pairs are resolved lazily, when
+ * the host waits anyway (stream_synchronize, event_synchronize, synchronize,
+ * destroy) or when too many are pending, so timing adds two event records per
+ * operation and no host wait. Resolving reports each pair to the sink, from
+ * the thread that resolves it, with the timing lock held.
+ *
+ * Event times are relative; they reach the host's CLOCK_MONOTONIC through an
+ * origin event recorded at creation on the idle device: the host reads its clock
+ * before the record and after the event completes, and takes the midpoint as
+ * the origin's host time (off by at most half that interval, a few
+ * microseconds). start = origin + elapsed(origin, start event); end = start +
+ * elapsed(start event, end event), so durations keep the events' resolution
+ * (about half a microsecond). Limits: hipEventElapsedTime answers a float of
+ * milliseconds, so a start's offset from the origin loses resolution as the run
+ * goes on (about 1 us after 16 s, 60 us after 1000 s), and the GPU's and the
+ * host's clocks may drift apart; durations are unaffected.
+ *
+ * Stream-ordered memory (alloc/free with a stream): GF_SPACE_POOL maps onto
+ * hipMallocAsync/hipFreeAsync on that stream; the other spaces allocate as
+ * usual and free after hipStreamSynchronize on the stream.
  */
 #include "backend.h"
 
@@ -32,8 +48,8 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "gf_hip.h"
 
@@ -50,13 +66,17 @@ struct gf_event {
 
 typedef struct gpu_timing_pair {
   hipEvent_t start, end;
-  int task;
+  gf_tag tag;
+  int kind;
+  size_t bytes;
 } gpu_timing_pair;
 
 typedef struct gpu_backend {
   gf_backend base;
   int device;
-  int timing_on; /* options->timing: events may carry timestamps */
+  int timing_on;     /* options->timing: events may carry timestamps */
+  hipEvent_t origin; /* timing_on: recorded at creation, the zero of event times */
+  int64_t origin_ns; /* its time on the host's CLOCK_MONOTONIC */
   hipMemPool_t pool;
   char pool_error[256]; /* why the pool space is unavailable, "" when it is */
 
@@ -106,7 +126,13 @@ static void timing_event_put(gpu_backend *g, hipEvent_t e) {
   g->spare[g->spare_count++] = e;
 }
 
-/* Adds the finished pairs to the task timings; with `wait`, waits for all.
+static int64_t host_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Reports the finished pairs to the sink; with `wait`, waits for all.
  * Caller holds timing_lock. */
 static gf_status timing_resolve_locked(gpu_backend *g, int wait) {
   int kept = 0;
@@ -118,13 +144,17 @@ static gf_status timing_resolve_locked(gpu_backend *g, int wait) {
       g->pending[kept++] = p;
       continue;
     }
-    float ms = 0.0f;
+    float since_origin_ms = 0.0f, ms = 0.0f;
+    if (err == hipSuccess) err = hipEventElapsedTime(&since_origin_ms, g->origin, p.start);
     if (err == hipSuccess) err = hipEventElapsedTime(&ms, p.start, p.end);
     if (err != hipSuccess && status == GF_OK)
       status = gpu_fail(&g->base, "hipEventElapsedTime", err);
-    if (err == hipSuccess && g->base.timing) {
-      atomic_fetch_add(&g->base.timing[p.task].busy_ns, (int64_t)((double)ms * 1e6));
-      atomic_fetch_add(&g->base.timing[p.task].count, 1);
+    gf_op_sink sink = g->base.sink;
+    if (err == hipSuccess && sink.report) {
+      gf_op_timing t = {.tag = p.tag, .kind = p.kind, .bytes = p.bytes};
+      t.start_ns = g->origin_ns + (int64_t)((double)since_origin_ms * 1e6);
+      t.end_ns = t.start_ns + (int64_t)((double)ms * 1e6);
+      sink.report(sink.user, &t);
     }
     timing_event_put(g, p.start);
     timing_event_put(g, p.end);
@@ -141,8 +171,8 @@ static gf_status timing_resolve(gpu_backend *g, int wait) {
   return status;
 }
 
-static int timing_wanted(gpu_backend *g, gf_tag tag) {
-  return g->timing_on && g->base.timing && tag.task >= 0;
+static int timing_wanted(gpu_backend *g) {
+  return g->timing_on && g->base.sink.report;
 }
 
 /* Records the start event of a timed operation. */
@@ -160,7 +190,8 @@ static gf_status timing_begin(gpu_backend *g, gf_stream *s, hipEvent_t *start) {
 }
 
 /* Records the end event and queues the pair for resolve. */
-static gf_status timing_end(gpu_backend *g, gf_stream *s, hipEvent_t start, int task) {
+static gf_status timing_end(gpu_backend *g, gf_stream *s, hipEvent_t start, gf_tag tag, int kind,
+                            size_t bytes) {
   pthread_mutex_lock(&g->timing_lock);
   hipEvent_t end;
   gf_status status = timing_event_get(g, &end);
@@ -180,7 +211,7 @@ static gf_status timing_end(gpu_backend *g, gf_stream *s, hipEvent_t start, int 
     g->pending_cap = g->pending_cap ? 2 * g->pending_cap : 256;
     g->pending = gf_xrealloc(g->pending, (size_t)g->pending_cap * sizeof *g->pending);
   }
-  g->pending[g->pending_count++] = (gpu_timing_pair){start, end, task};
+  g->pending[g->pending_count++] = (gpu_timing_pair){start, end, tag, kind, bytes};
   if (g->pending_count >= GPU_TIMING_RESOLVE_AT) status = timing_resolve_locked(g, 0);
   pthread_mutex_unlock(&g->timing_lock);
   return status;
@@ -249,7 +280,8 @@ static gf_status gpu_event_synchronize(gf_backend *b, gf_event *e) {
 
 /* ---- memory ----------------------------------------------------------- */
 
-static gf_status gpu_alloc(gf_backend *b, gf_space space, size_t bytes, void **out) {
+static gf_status gpu_alloc(gf_backend *b, gf_space space, size_t bytes, gf_stream *stream,
+                           void **out) {
   gpu_backend *g = gpu_of(b);
   *out = NULL;
   switch (space) {
@@ -275,6 +307,10 @@ static gf_status gpu_alloc(gf_backend *b, gf_space space, size_t bytes, void **o
         snprintf(b->error, sizeof b->error, "%s", g->pool_error);
         return GF_INTERNAL;
       }
+      if (stream) {
+        GPU_CHECK(b, hipMallocAsync, (out, bytes, stream->hip));
+        return GF_OK;
+      }
       /* Outside any stream: allocate in null-stream order and wait, so the
        * block is usable from every (non-blocking) stream at once. */
       GPU_CHECK(b, hipMallocAsync, (out, bytes, (hipStream_t)0));
@@ -287,10 +323,22 @@ static gf_status gpu_alloc(gf_backend *b, gf_space space, size_t bytes, void **o
   return GF_INTERNAL;
 }
 
-static void gpu_free(gf_backend *b, gf_space space, void *ptr) {
+static void gpu_free(gf_backend *b, gf_space space, void *ptr, gf_stream *stream) {
   if (!ptr) return;
   hipError_t err = hipSuccess;
   const char *api = "";
+  if (stream && space == GF_SPACE_POOL) {
+    err = hipFreeAsync(ptr, stream->hip);
+    if (err != hipSuccess) gpu_fail(b, "hipFreeAsync", err);
+    return;
+  }
+  /* Freed on a stream outside the pool: once the work queued on it is done
+   * (hipFree may not wait for it, free() and hipHostFree of memory a queued
+   * copy reads certainly do not). */
+  if (stream && (err = hipStreamSynchronize(stream->hip)) != hipSuccess) {
+    gpu_fail(b, "hipStreamSynchronize", err);
+    return;
+  }
   switch (space) {
     case GF_SPACE_DEVICE:
     case GF_SPACE_MANAGED:
@@ -348,14 +396,22 @@ static size_t gpu_bytes_free(gf_backend *b, gf_space space) {
 static gf_status gpu_copy_async(gf_backend *b, gf_stream *s, void *dst, const void *src,
                                 size_t bytes, gf_tag tag) {
   gpu_backend *g = gpu_of(b);
-  int timed = timing_wanted(g, tag);
+  int timed = timing_wanted(g);
   hipEvent_t start = NULL;
   if (timed) {
     gf_status status = timing_begin(g, s, &start);
     if (status != GF_OK) return status;
   }
-  GPU_CHECK(b, hipMemcpyAsync, (dst, src, bytes, hipMemcpyDefault, s->hip));
-  return timed ? timing_end(g, s, start, tag.task) : GF_OK;
+  hipError_t err = hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, s->hip);
+  if (err != hipSuccess) {
+    if (timed) {
+      pthread_mutex_lock(&g->timing_lock);
+      timing_event_put(g, start);
+      pthread_mutex_unlock(&g->timing_lock);
+    }
+    return gpu_fail(b, "hipMemcpyAsync", err);
+  }
+  return timed ? timing_end(g, s, start, tag, GF_TIMED_COPY, bytes) : GF_OK;
 }
 
 static gf_status gpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel, const void *args,
@@ -365,7 +421,7 @@ static gf_status gpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel
     snprintf(b->error, sizeof b->error, "kernel %s has no GPU implementation", kernel->name);
     return GF_INTERNAL;
   }
-  int timed = timing_wanted(g, tag);
+  int timed = timing_wanted(g);
   hipEvent_t start = NULL;
   if (timed) {
     gf_status status = timing_begin(g, s, &start);
@@ -384,7 +440,7 @@ static gf_status gpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel
     }
     return gpu_fail(b, api, err);
   }
-  return timed ? timing_end(g, s, start, tag.task) : GF_OK;
+  return timed ? timing_end(g, s, start, tag, GF_TIMED_LAUNCH, 0) : GF_OK;
 }
 
 static gf_status gpu_synchronize(gf_backend *b) {
@@ -402,6 +458,7 @@ static void gpu_destroy(gf_backend *b) {
     pthread_mutex_unlock(&g->timing_lock);
   }
   for (int i = 0; i < g->spare_count; i++) (void)hipEventDestroy(g->spare[i]);
+  if (g->timing_on) (void)hipEventDestroy(g->origin);
   /* Give the pool's cached memory back (its release threshold keeps it). */
   if (!g->pool_error[0]) (void)hipMemPoolTrimTo(g->pool, 0);
   pthread_mutex_destroy(&g->timing_lock);
@@ -535,6 +592,24 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
     return GF_INTERNAL;
   }
   pool_setup(g);
+  if (g->timing_on) {
+    /* The origin of event times (see the top of this file). */
+    int64_t before = 0;
+    api = "hipEventCreateWithFlags", err = hipEventCreateWithFlags(&g->origin, hipEventDefault);
+    if (err == hipSuccess)
+      before = host_now_ns(), api = "hipEventRecord",
+      err = hipEventRecord(g->origin, (hipStream_t)0);
+    if (err == hipSuccess) api = "hipEventSynchronize", err = hipEventSynchronize(g->origin);
+    if (err != hipSuccess) {
+      snprintf(why, why_size, "GPU %d: %s: %s: %s", device, api, hipGetErrorName(err),
+               hipGetErrorString(err));
+      (void)hipGetLastError();
+      if (g->origin) (void)hipEventDestroy(g->origin);
+      free(g);
+      return GF_INTERNAL;
+    }
+    g->origin_ns = before + (host_now_ns() - before) / 2;
+  }
   pthread_mutex_init(&g->timing_lock, NULL);
 
   g->base.ops = &gpu_ops;

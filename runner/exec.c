@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,8 +51,9 @@ typedef struct run {
   int staged_slot;
   void *staged;
   gf_event *staged_ready;
-  int64_t *count;     /* instances run, per task */
-  int64_t backend_ns; /* host time inside backend calls during the loop */
+  int64_t *count;         /* instances run, per task */
+  gf_task_timing *timing; /* busy time per task, summed by the backend's sink */
+  int64_t backend_ns;     /* host time inside backend calls during the loop */
   int64_t task_ops;
   double points, kernel_bytes; /* grid points updated and bytes moved by launches */
   int64_t kernel_calls;
@@ -65,6 +67,13 @@ static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void gf_task_timing_report(void *timings, const gf_op_timing *timing) {
+  if (timing->tag.task < 0) return;
+  gf_task_timing *t = (gf_task_timing *)timings + timing->tag.task;
+  atomic_fetch_add_explicit(&t->busy_ns, timing->end_ns - timing->start_ns, memory_order_relaxed);
+  atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
 }
 
 static gf_status init_field(void *user, int field, void *host) {
@@ -110,7 +119,7 @@ static void *operand_address(run *r, const gf_operand *o) {
 static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   gf_backend *b = r->b;
   gf_stream *stream = in->stream >= 0 ? r->streams[in->stream] : NULL;
-  gf_tag tag = {in->task, n};
+  gf_tag tag = {in->task, n, in->stream};
   gf_status st;
   if (in->starts_task) {
     r->task_ops++;
@@ -250,7 +259,7 @@ static gf_status check_fields(run *r, int64_t n) {
     const gf_field *field = &wf->fields[f];
     for (int k = 0; k < field->ring; k++) {
       if (b->ops->copy_async(b, stream, r->check_buffer, gf_memory_instance(r->memory, f, k),
-                             field->bytes, (gf_tag){-1, n}) != GF_OK ||
+                             field->bytes, (gf_tag){-1, n, 0}) != GF_OK ||
           b->ops->stream_synchronize(b, stream) != GF_OK)
         return gf_diag_error(r->diag, GF_INTERNAL,
                              "check at step %" PRId64 ": copying field '%s' instance %d: %s", n,
@@ -337,8 +346,8 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     const gf_task *task = &wf->tasks[t];
     int64_t count = r->count[t];
     /* busy time as the backend measured it; -1 where it did not */
-    int timed = b->timing && b->timing[t].count > 0;
-    double busy_ms = timed ? (double)b->timing[t].busy_ns / 1e6 : -1;
+    int timed = r->timing[t].count > 0;
+    double busy_ms = timed ? (double)r->timing[t].busy_ns / 1e6 : -1;
     gf_buf_printf(&j, &len, &cap, "%s\n    {\"name\": ", i ? "," : "");
     gf_json_string(&j, &len, &cap, task->name);
     gf_buf_printf(&j, &len, &cap, ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"busy_ms\": %.6f}",
@@ -438,7 +447,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.host.eval = eval;
   r.nstreams = gf_plan_stream_count(r.plan);
   r.nevents = gf_program_event_count(program);
-  b->timing = gf_xcalloc((size_t)wf->ntasks, sizeof *b->timing);
+  r.timing = gf_xcalloc((size_t)wf->ntasks, sizeof *r.timing);
+  b->sink = (gf_op_sink){gf_task_timing_report, r.timing};
   r.count = gf_xcalloc((size_t)wf->ntasks, sizeof *r.count);
   gf_status st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
@@ -504,7 +514,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   destroy_streams_and_events(&r);
   gf_memory_destroy(r.memory);
   free(r.count);
-  free(b->timing);
-  b->timing = NULL;
+  b->sink = (gf_op_sink){NULL, NULL};
+  free(r.timing);
   return st;
 }

@@ -25,6 +25,7 @@ size_t gf_host_bytes_available(void) {
 typedef struct allocation {
   void *ptr;
   gf_space space;
+  gf_stream *stream; /* ordered on it, or NULL */
 } allocation;
 
 struct gf_memory {
@@ -82,7 +83,7 @@ static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
     const gf_field *field = &wf->fields[f];
     m->inst[f] = gf_xcalloc((size_t)field->ring, sizeof(void *));
     for (int k = 0; k < field->ring; k++)
-      if (b->ops->alloc(b, field->space, field->bytes, &m->inst[f][k]) != GF_OK) {
+      if (b->ops->alloc(b, field->space, field->bytes, NULL, &m->inst[f][k]) != GF_OK) {
         char a[32], c[32];
         gf_format_bytes((double)field->bytes, a, sizeof a);
         gf_format_bytes((double)b->ops->bytes_free(b, field->space), c, sizeof c);
@@ -125,7 +126,7 @@ static gf_status initialise_fields(gf_memory *m, gf_field_init_fn init, void *us
     void *host = gf_xmalloc(field->bytes);
     st = init(user, f, host);
     for (int k = 0; k < field->ring && st == GF_OK; k++)
-      if (b->ops->copy_async(b, stream, m->inst[f][k], host, field->bytes, (gf_tag){-1, -1}) !=
+      if (b->ops->copy_async(b, stream, m->inst[f][k], host, field->bytes, (gf_tag){-1, -1, -1}) !=
               GF_OK ||
           b->ops->stream_synchronize(b, stream) != GF_OK)
         st = gf_diag_error(diag, GF_INTERNAL, "initialising field '%s': %s", field->name, b->error);
@@ -154,22 +155,20 @@ void *gf_memory_instance(const gf_memory *m, int field, int inst) {
 
 gf_status gf_memory_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
                           void **out) {
-  (void)stream; /* ordered allocation: the backend's alloc takes the stream */
   gf_backend *b = m->b;
-  if (b->ops->alloc(b, space, bytes, out) != GF_OK) return GF_INTERNAL;
+  if (b->ops->alloc(b, space, bytes, stream, out) != GF_OK) return GF_INTERNAL;
   if (m->nextra == m->extra_cap) {
     m->extra_cap = m->extra_cap ? 2 * m->extra_cap : 8;
     m->extra = gf_xrealloc(m->extra, (size_t)m->extra_cap * sizeof *m->extra);
   }
-  m->extra[m->nextra++] = (allocation){*out, space};
+  m->extra[m->nextra++] = (allocation){*out, space, stream};
   return GF_OK;
 }
 
 void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream) {
-  (void)stream;
   for (int i = m->nextra - 1; i >= 0; i--)
     if (m->extra[i].ptr == ptr) {
-      m->b->ops->free(m->b, m->extra[i].space, ptr);
+      m->b->ops->free(m->b, m->extra[i].space, ptr, stream);
       m->extra[i].ptr = NULL;
       return;
     }
@@ -178,12 +177,12 @@ void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream) {
 void gf_memory_destroy(gf_memory *m) {
   if (!m) return;
   for (int i = 0; i < m->nextra; i++)
-    if (m->extra[i].ptr) m->b->ops->free(m->b, m->extra[i].space, m->extra[i].ptr);
+    if (m->extra[i].ptr) m->b->ops->free(m->b, m->extra[i].space, m->extra[i].ptr, NULL);
   free(m->extra);
   if (m->inst)
     for (int f = 0; f < m->wf->nfields; f++) {
       for (int k = 0; k < m->wf->fields[f].ring; k++)
-        if (m->inst[f][k]) m->b->ops->free(m->b, m->wf->fields[f].space, m->inst[f][k]);
+        if (m->inst[f][k]) m->b->ops->free(m->b, m->wf->fields[f].space, m->inst[f][k], NULL);
       free(m->inst[f]);
     }
   free(m->inst);

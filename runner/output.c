@@ -279,7 +279,7 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
   w->free_slots = gf_xcalloc((size_t)w->nslots, sizeof(int));
   w->queue = gf_xcalloc((size_t)w->nslots, sizeof(job));
   for (int i = 0; i < w->nslots; i++) {
-    if (backend->ops->alloc(backend, GF_SPACE_PINNED, w->slot_bytes, &w->buffers[i]) != GF_OK)
+    if (backend->ops->alloc(backend, GF_SPACE_PINNED, w->slot_bytes, NULL, &w->buffers[i]) != GF_OK)
       return gf_diag_error(diag, GF_INTERNAL,
                            "cannot allocate output staging buffer %d (%zu bytes): %s", i,
                            w->slot_bytes, backend->error);
@@ -526,7 +526,7 @@ void gf_writer_destroy(gf_writer *w) {
   }
   for (int i = 0; i < w->nslots; i++) {
     if (w->buffers && w->buffers[i])
-      w->backend->ops->free(w->backend, GF_SPACE_PINNED, w->buffers[i]);
+      w->backend->ops->free(w->backend, GF_SPACE_PINNED, w->buffers[i], NULL);
     if (w->events && w->events[i]) w->backend->ops->event_destroy(w->backend, w->events[i]);
   }
   free(w->buffers);

@@ -3,10 +3,11 @@
  * Built without GFLOW_WITH_GPU it checks the "built without GPU support"
  * answer. Built with it, on a machine where no GPU answers, it checks the
  * "no GPU found" answer and skips the rest (`--require-gpu` makes that a
- * failure, for runs on the GPU machine). With a GPU: streams, events and
- * their ordering across streams, copies between every pair of memory spaces,
- * wave2d_4o on the GPU against the CPU loop, out-of-memory and bad launches
- * reported as errors, and per-task timing.
+ * failure, for runs on the GPU machine). With a GPU: the backend contract
+ * (tests/backend_contract.h: every rule of backend.h, as on the CPU backend),
+ * then what is the GPU backend's own: its description and device selection,
+ * bytes free, wave2d_4o on the GPU against the CPU loop, and the exact
+ * out-of-memory and bad-launch messages.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ int main(void) {
 
 #else
 
+#include "backend_contract.h"
 #include "gf_hip.h"
 
 #define PIB (1ull << 50)
@@ -51,7 +53,7 @@ static gf_backend *open_gpu(int timing) {
   return b;
 }
 
-static const gf_tag no_tag = {-1, -1};
+static const gf_tag no_tag = {-1, -1, -1};
 
 /* ---- creation ---------------------------------------------------------- */
 
@@ -147,50 +149,18 @@ static void test_device_selection(void) {
   unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
 }
 
-/* ---- memory and copies ------------------------------------------------- */
+/* ---- memory ------------------------------------------------------------ */
 
-static const char *const space_names[GF_SPACE_COUNT] = {"device", "managed", "pinned", "host",
-                                                        "pool"};
-
-static void test_copies_between_every_space(void) {
+static void test_bytes_free(void) {
   gf_backend *b = open_gpu(0);
   if (!b) {
     CHECK(0);
     return;
   }
-  gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
-  const size_t bytes = (1u << 20) + 12; /* not a multiple of any copy granule */
-  unsigned char *pattern = malloc(bytes), *result = malloc(bytes);
-  for (int x = 0; x < GF_SPACE_COUNT; x++)
-    for (int y = 0; y < GF_SPACE_COUNT; y++) {
-      for (size_t i = 0; i < bytes; i++) pattern[i] = (unsigned char)(i * 131u + x * 7u + y);
-      memset(result, 0, bytes);
-      void *src = NULL, *dst = NULL;
-      CHECK_INT(b->ops->alloc(b, (gf_space)x, bytes, &src), GF_OK);
-      CHECK_INT(b->ops->alloc(b, (gf_space)y, bytes, &dst), GF_OK);
-      if (!src || !dst) {
-        fprintf(stderr, "  alloc %s/%s: %s\n", space_names[x], space_names[y], b->error);
-        continue;
-      }
-      CHECK_INT(b->ops->copy_async(b, s, src, pattern, bytes, no_tag), GF_OK);
-      CHECK_INT(b->ops->copy_async(b, s, dst, src, bytes, no_tag), GF_OK);
-      CHECK_INT(b->ops->copy_async(b, s, result, dst, bytes, no_tag), GF_OK);
-      CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
-      if (memcmp(result, pattern, bytes) != 0) {
-        fprintf(stderr, "  copy %s -> %s changed the data\n", space_names[x], space_names[y]);
-        CHECK(0);
-      }
-      b->ops->free(b, (gf_space)x, src);
-      b->ops->free(b, (gf_space)y, dst);
-    }
-  free(pattern);
-  free(result);
   size_t device_free = 0, device_total = 0;
   CHECK_INT(hipMemGetInfo(&device_free, &device_total), hipSuccess);
   for (int x = 0; x < GF_SPACE_COUNT; x++) CHECK(b->ops->bytes_free(b, (gf_space)x) > 0);
   CHECK(b->ops->bytes_free(b, GF_SPACE_DEVICE) <= device_total);
-  b->ops->stream_destroy(b, s);
   b->ops->destroy(b);
 }
 
@@ -207,84 +177,24 @@ static void test_out_of_memory(void) {
   const char *oom = "hipErrorOutOfMemory: out of memory";
 #endif
   char expected[256];
-  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, PIB, &p), GF_INTERNAL);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, PIB, NULL, &p), GF_INTERNAL);
   CHECK(p == NULL);
   snprintf(expected, sizeof expected, "hipMalloc: %s", oom);
   CHECK_STR(b->error, expected);
 
-  CHECK_INT(b->ops->alloc(b, GF_SPACE_POOL, PIB, &p), GF_INTERNAL);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_POOL, PIB, NULL, &p), GF_INTERNAL);
   CHECK(p == NULL);
   snprintf(expected, sizeof expected, "hipMallocAsync: %s", oom);
   CHECK_STR(b->error, expected);
 
-  CHECK_INT(b->ops->alloc(b, GF_SPACE_HOST, PIB, &p), GF_INTERNAL);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_HOST, PIB, NULL, &p), GF_INTERNAL);
   CHECK_STR(b->error, "malloc: 1125899906842624 bytes of host memory: Cannot allocate memory");
 
   /* Nothing sticks: the next allocation and a launch succeed. */
-  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, 1 << 20, &p), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, 1 << 20, NULL, &p), GF_OK);
   CHECK(p != NULL);
-  b->ops->free(b, GF_SPACE_DEVICE, p);
+  b->ops->free(b, GF_SPACE_DEVICE, p, NULL);
   CHECK_INT(hipGetLastError(), hipSuccess);
-  b->ops->destroy(b);
-}
-
-/* ---- events ------------------------------------------------------------ */
-
-/* Stream B copies a flag that stream A sets only after ~2 ms of copies; B
- * waits for an event recorded on A, so it must see the new value although
- * the host waits for B alone. */
-static void test_event_orders_streams(void) {
-  gf_backend *b = open_gpu(0);
-  if (!b) {
-    CHECK(0);
-    return;
-  }
-  gf_stream *a = NULL, *s = NULL;
-  gf_event *e = NULL, *never_recorded = NULL;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
-  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
-  CHECK_INT(b->ops->event_create(b, &never_recorded), GF_OK);
-  const size_t big = 256u << 20, small = 4096;
-  void *big0 = NULL, *big1 = NULL, *flag = NULL, *value = NULL, *seen = NULL;
-  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, big, &big0), GF_OK);
-  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, big, &big1), GF_OK);
-  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, small, &flag), GF_OK);
-  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, small, &value), GF_OK);
-  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, small, &seen), GF_OK);
-  if (!big0 || !big1 || !flag || !value || !seen) return;
-
-  for (int round = 0; round < 3; round++) {
-    memset(seen, 0, small);
-    memset(value, 0, small);
-    CHECK_INT(b->ops->copy_async(b, a, flag, value, small, no_tag), GF_OK);
-    CHECK_INT(b->ops->synchronize(b), GF_OK);
-    memset(value, 0xA0 + round, small);
-    for (int i = 0; i < 16; i++)
-      CHECK_INT(b->ops->copy_async(b, a, i % 2 ? big0 : big1, i % 2 ? big1 : big0, big, no_tag),
-                GF_OK);
-    CHECK_INT(b->ops->copy_async(b, a, flag, value, small, no_tag), GF_OK);
-    CHECK_INT(b->ops->event_record(b, e, a), GF_OK); /* re-recorded each round */
-    CHECK_INT(b->ops->stream_wait_event(b, s, e), GF_OK);
-    CHECK_INT(b->ops->copy_async(b, s, seen, flag, small, no_tag), GF_OK);
-    CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
-    CHECK(memcmp(seen, value, small) == 0);
-    CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
-  }
-  /* An event never recorded is complete: waiting on it holds nothing up. */
-  CHECK_INT(b->ops->stream_wait_event(b, s, never_recorded), GF_OK);
-  CHECK_INT(b->ops->event_synchronize(b, never_recorded), GF_OK);
-  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
-
-  b->ops->free(b, GF_SPACE_DEVICE, big0);
-  b->ops->free(b, GF_SPACE_DEVICE, big1);
-  b->ops->free(b, GF_SPACE_DEVICE, flag);
-  b->ops->free(b, GF_SPACE_PINNED, value);
-  b->ops->free(b, GF_SPACE_PINNED, seen);
-  b->ops->event_destroy(b, e);
-  b->ops->event_destroy(b, never_recorded);
-  b->ops->stream_destroy(b, a);
-  b->ops->stream_destroy(b, s);
   b->ops->destroy(b);
 }
 
@@ -338,7 +248,7 @@ static double run_wave_case(gf_backend *b, gf_stream *s, wave_case wc, double *m
         host[f][i] = wc.random_init ? 2.0f * r - 1.0f : 0.0f;
     }
     device[f] = NULL;
-    CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, bytes, (void **)&device[f]), GF_OK);
+    CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, bytes, NULL, (void **)&device[f]), GF_OK);
     if (device[f]) CHECK_INT(b->ops->copy_async(b, s, device[f], host[f], bytes, no_tag), GF_OK);
   }
   CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK); /* before the CPU loop changes host[] */
@@ -358,7 +268,7 @@ static double run_wave_case(gf_backend *b, gf_stream *s, wave_case wc, double *m
     on_gpu.U2.data = device[(n + 2) % 3];
     on_gpu.V.data = device[3];
     gf_kernel_wave2d_4o.run_cpu(&on_cpu);
-    gf_tag tag = {0, n};
+    gf_tag tag = {0, n, 0};
     CHECK_INT(b->ops->launch(b, s, &gf_kernel_wave2d_4o, &on_gpu, tag), GF_OK);
   }
   double max_diff = 0.0;
@@ -374,7 +284,7 @@ static double run_wave_case(gf_backend *b, gf_stream *s, wave_case wc, double *m
     }
   }
   for (int f = 0; f < 4; f++) {
-    b->ops->free(b, GF_SPACE_DEVICE, device[f]);
+    b->ops->free(b, GF_SPACE_DEVICE, device[f], NULL);
     free(host[f]);
   }
   free(back);
@@ -434,7 +344,7 @@ static void test_bad_launches_reported(void) {
   gf_stream *s = NULL;
   CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
   float *cells = NULL;
-  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, 64 * sizeof(float), (void **)&cells), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, 64 * sizeof(float), NULL, (void **)&cells), GF_OK);
 
   gf_kernel cpu_only = gf_kernel_wave2d_4o;
   cpu_only.name = "cpu_only";
@@ -463,70 +373,8 @@ static void test_bad_launches_reported(void) {
   CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
   CHECK_INT(b->ops->launch(b, s, &gf_kernel_wave2d_4o, &args, no_tag), GF_OK);
   CHECK_INT(b->ops->synchronize(b), GF_OK);
-  b->ops->free(b, GF_SPACE_DEVICE, cells);
+  b->ops->free(b, GF_SPACE_DEVICE, cells, NULL);
   b->ops->stream_destroy(b, s);
-  b->ops->destroy(b);
-}
-
-/* ---- timing ------------------------------------------------------------ */
-
-static void run_timed_work(gf_backend *b, int launches) {
-  gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
-  const int64_t n = 512;
-  const size_t bytes = (size_t)(n * n) * sizeof(float);
-  float *f[4] = {NULL, NULL, NULL, NULL}, *host = calloc((size_t)(n * n), sizeof(float));
-  for (int i = 0; i < 4; i++) {
-    CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, bytes, (void **)&f[i]), GF_OK);
-    if (f[i]) CHECK_INT(b->ops->copy_async(b, s, f[i], host, bytes, no_tag), GF_OK);
-  }
-  gf_wave2d_args args;
-  memset(&args, 0, sizeof args);
-  args.U0 = field(f[0], n, n, 2), args.U1 = field(f[1], n, n, 2), args.U2 = field(f[2], n, n, 2);
-  args.V = field(f[3], n, n, 2);
-  args.dt = 0.001;
-  for (int i = 0; i < launches; i++)
-    CHECK_INT(b->ops->launch(b, s, &gf_kernel_wave2d_4o, &args, (gf_tag){0, i}), GF_OK);
-  for (int i = 0; i < 4; i++)
-    CHECK_INT(b->ops->copy_async(b, s, host, f[2], bytes, (gf_tag){1, i}), GF_OK);
-  CHECK_INT(b->ops->copy_async(b, s, host, f[1], bytes, no_tag), GF_OK); /* gflow's own */
-  CHECK_INT(b->ops->synchronize(b), GF_OK);
-  for (int i = 0; i < 4; i++) b->ops->free(b, GF_SPACE_DEVICE, f[i]);
-  free(host);
-  b->ops->stream_destroy(b, s);
-}
-
-static void test_timing_per_task(void) {
-  gf_backend *b = open_gpu(1);
-  if (!b) {
-    CHECK(0);
-    return;
-  }
-  gf_task_timing timing[3];
-  memset(timing, 0, sizeof timing);
-  b->timing = timing;
-  /* More launches than the backend keeps pending before it resolves unasked. */
-  run_timed_work(b, 1500);
-  CHECK_INT(timing[0].count, 1500);
-  CHECK(timing[0].busy_ns > 0);
-  CHECK_INT(timing[1].count, 4);
-  CHECK(timing[1].busy_ns > 0);
-  CHECK_INT(timing[2].count, 0);
-  printf("  timing: 1500 launches busy %.3f ms, 4 copies busy %.3f ms\n",
-         (double)timing[0].busy_ns / 1e6, (double)timing[1].busy_ns / 1e6);
-  b->ops->destroy(b);
-
-  /* Timing off in the options: the table stays untouched. */
-  b = open_gpu(0);
-  if (!b) {
-    CHECK(0);
-    return;
-  }
-  memset(timing, 0, sizeof timing);
-  b->timing = timing;
-  run_timed_work(b, 3);
-  CHECK_INT(timing[0].count, 0);
-  CHECK_INT(timing[1].count, 0);
   b->ops->destroy(b);
 }
 
@@ -547,16 +395,15 @@ int main(int argc, char **argv) {
   }
   RUN(test_description);
   RUN(test_device_selection);
-  RUN(test_copies_between_every_space);
+  gf_contract_run(open_gpu, "gpu");
+  RUN(test_bytes_free);
   RUN(test_out_of_memory);
-  RUN(test_event_orders_streams);
   RUN(test_wave2d_seed_grid);
   RUN(test_wave2d_odd_shape);
   RUN(test_wave2d_source_in_halo);
   RUN(test_wave2d_more_rows_than_one_grid);
   RUN(test_wave2d_no_interior);
   RUN(test_bad_launches_reported);
-  RUN(test_timing_per_task);
   return check_summary();
 }
 

@@ -1,0 +1,742 @@
+/* backend_contract.h - the rules of runner/backend.h as one suite, run on
+ * every backend: tests/test_backend_cpu.c on the CPU backend, and
+ * tests/gpu/test_backend_gpu.c on the GPU (scripts/gpu/check.sh).
+ *
+ *   static gf_backend *open_mine(int timing) { ... }
+ *   int failed = gf_contract_run(open_mine, "cpu");
+ *
+ * `open` creates a fresh backend (options.timing = `timing`) or returns NULL;
+ * every case opens its own. Races are real: the slow work is a chain of
+ * wave2d_4o steps long enough (CONTRACT_SLOW_NS, calibrated on the backend)
+ * that work wrongly let through runs long before the chain ends, and every
+ * result is compared byte for byte with the same chain run one operation at a
+ * time (the backend's own kernel, so no tolerance). A case that would hang on
+ * a broken backend (a wait that never ends) is stopped by a watchdog that
+ * fails the whole program after CONTRACT_TIMEOUT_S.
+ */
+#ifndef GF_BACKEND_CONTRACT_H
+#define GF_BACKEND_CONTRACT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "builtin.h"
+#include "check.h"
+#include "wave2d.h"
+
+#define CONTRACT_SLOW_NS (40 * 1000000LL)
+#define CONTRACT_TIMEOUT_S 120
+#define CONTRACT_SINK_LAUNCHES 1100 /* more than the GPU backend keeps pending */
+/* Host clock window for sink reports, and the overlap one stream's reports may
+ * show from rounding (GPU event times are floats of milliseconds). */
+#define CONTRACT_WINDOW_NS (10 * 1000000LL)
+#define CONTRACT_ROUNDING_NS 5000
+
+typedef gf_backend *(*gf_contract_open)(int timing);
+
+typedef struct contract_ctx {
+  gf_contract_open open;
+  const char *label;
+  int64_t n;          /* grid edge of the slow chain */
+  int steps;          /* steps in the slow chain */
+  unsigned char *ref; /* the chain's three ring fields, run one operation at a time */
+} contract_ctx;
+
+static const gf_tag contract_no_tag = {-1, -1, -1};
+
+static int64_t contract_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- the watchdog ---------------------------------------------------- */
+
+static const char *contract_case;
+
+static void contract_timeout(int sig) {
+  (void)sig;
+  static const char before[] = "contract: ", after[] =
+                                                 " did not finish in time (a wait that "
+                                                 "never ends?)\nFAIL (watchdog)\n";
+  ssize_t r = write(2, before, sizeof before - 1);
+  r = write(2, contract_case, strlen(contract_case));
+  r = write(2, after, sizeof after - 1);
+  (void)r;
+  _exit(1);
+}
+
+/* ---- the slow chain -------------------------------------------------- */
+
+/* Three ring fields and a velocity in device memory, their initial values in
+ * pinned memory. */
+typedef struct contract_wave {
+  int64_t n;
+  size_t bytes;
+  float *f[4];
+  float *zeros, *velocity;
+} contract_wave;
+
+static gf_array contract_field(void *data, int64_t n) {
+  gf_array a;
+  memset(&a, 0, sizeof a);
+  a.data = data;
+  a.dtype = GF_F32;
+  a.ndim = 2;
+  a.shape[0] = n, a.shape[1] = n, a.shape[2] = 1;
+  a.spacing[0] = a.spacing[1] = a.spacing[2] = 1.0;
+  a.halo = 2;
+  return a;
+}
+
+static int contract_wave_open(gf_backend *b, int64_t n, contract_wave *w) {
+  memset(w, 0, sizeof *w);
+  w->n = n;
+  w->bytes = (size_t)(n * n) * sizeof(float);
+  int ok = 1;
+  for (int i = 0; i < 4; i++)
+    ok &= b->ops->alloc(b, GF_SPACE_DEVICE, w->bytes, NULL, (void **)&w->f[i]) == GF_OK;
+  ok &= b->ops->alloc(b, GF_SPACE_PINNED, w->bytes, NULL, (void **)&w->zeros) == GF_OK;
+  ok &= b->ops->alloc(b, GF_SPACE_PINNED, w->bytes, NULL, (void **)&w->velocity) == GF_OK;
+  CHECK(ok);
+  if (!ok) {
+    fprintf(stderr, "  contract: allocating the wave fields: %s\n", b->error);
+    return 0;
+  }
+  memset(w->zeros, 0, w->bytes);
+  for (size_t i = 0; i < (size_t)(n * n); i++) w->velocity[i] = 343.0f;
+  return 1;
+}
+
+static void contract_wave_close(gf_backend *b, contract_wave *w) {
+  for (int i = 0; i < 4; i++) b->ops->free(b, GF_SPACE_DEVICE, w->f[i], NULL);
+  b->ops->free(b, GF_SPACE_PINNED, w->zeros, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, w->velocity, NULL);
+}
+
+/* Issues: the fields back to their initial values. */
+static void contract_wave_reset(gf_backend *b, gf_stream *s, contract_wave *w) {
+  for (int i = 0; i < 3; i++)
+    CHECK_INT(b->ops->copy_async(b, s, w->f[i], w->zeros, w->bytes, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->copy_async(b, s, w->f[3], w->velocity, w->bytes, contract_no_tag), GF_OK);
+}
+
+/* Issues step `step` of the chain; every step forces the source cell with a
+ * different amplitude, so each one changes the result. */
+static void contract_wave_step(gf_backend *b, gf_stream *s, contract_wave *w, int step,
+                               gf_tag tag) {
+  gf_wave2d_args a;
+  memset(&a, 0, sizeof a);
+  a.U0 = contract_field(w->f[step % 3], w->n);
+  a.U1 = contract_field(w->f[(step + 1) % 3], w->n);
+  a.U2 = contract_field(w->f[(step + 2) % 3], w->n);
+  a.V = contract_field(w->f[3], w->n);
+  a.dt = 0.4 / 343.0;
+  a.amplitude = 1.0 + step;
+  a.source[0] = a.source[1] = w->n / 2;
+  CHECK_INT(b->ops->launch(b, s, &gf_kernel_wave2d_4o, &a, tag), GF_OK);
+}
+
+static void contract_wave_chain(gf_backend *b, gf_stream *s, contract_wave *w, int steps) {
+  for (int i = 0; i < steps; i++) contract_wave_step(b, s, w, i, contract_no_tag);
+}
+
+/* Issues: the three ring fields into `out` (3 * bytes, host memory). */
+static void contract_wave_read(gf_backend *b, gf_stream *s, contract_wave *w, void *out) {
+  for (int i = 0; i < 3; i++)
+    CHECK_INT(b->ops->copy_async(b, s, (unsigned char *)out + i * w->bytes, w->f[i], w->bytes,
+                                 contract_no_tag),
+              GF_OK);
+}
+
+static void contract_expect_ref(const contract_ctx *c, const void *out, const char *what) {
+  if (memcmp(out, c->ref, 3 * (size_t)(c->n * c->n) * sizeof(float)) != 0) {
+    fprintf(stderr, "  contract %s: %s: the chain's result differs from the one run in order\n",
+            c->label, what);
+    CHECK(0);
+  }
+}
+
+/* Picks the grid (host backends run kernels far slower) and the step count
+ * that makes the chain last CONTRACT_SLOW_NS, and runs the reference. */
+static int contract_calibrate(contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  CHECK(b != NULL);
+  if (!b) return 0;
+  c->n = b->can_run_kernels_on_host_memory ? 256 : 4096;
+  gf_stream *s = NULL;
+  contract_wave w;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  if (!s || !contract_wave_open(b, c->n, &w)) return 0;
+  contract_wave_reset(b, s, &w);
+  contract_wave_chain(b, s, &w, 2); /* warm-up: first launches load code, touch pages */
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  int64_t t0 = contract_now_ns();
+  contract_wave_chain(b, s, &w, 4);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  int64_t per_step = (contract_now_ns() - t0) / 4 + 1;
+  int64_t steps = CONTRACT_SLOW_NS / per_step + 1;
+  c->steps = steps < 8 ? 8 : steps > 4000 ? 4000 : (int)steps;
+  printf("  contract %s: slow chain of %d wave2d_4o steps on %lldx%lld (%.3f ms a step)\n",
+         c->label, c->steps, (long long)c->n, (long long)c->n, (double)per_step / 1e6);
+
+  c->ref = malloc(3 * w.bytes);
+  contract_wave_reset(b, s, &w);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  for (int i = 0; i < c->steps; i++) {
+    contract_wave_step(b, s, &w, i, contract_no_tag);
+    CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  }
+  for (int i = 0; i < 3; i++) {
+    void *dst = c->ref + i * w.bytes;
+    CHECK_INT(b->ops->copy_async(b, s, w.zeros, w.f[i], w.bytes, contract_no_tag), GF_OK);
+    CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+    memcpy(dst, w.zeros, w.bytes);
+  }
+  contract_wave_close(b, &w);
+  b->ops->stream_destroy(b, s);
+  b->ops->destroy(b);
+  return 1;
+}
+
+/* ---- rule 1: stream order -------------------------------------------- */
+
+/* The read after the chain must see all of it, and the overwrite after the
+ * read must not reach it. */
+static void contract_stream_order(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  gf_stream *s = NULL;
+  contract_wave w;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  if (!contract_wave_open(b, c->n, &w)) return;
+  unsigned char *out = NULL, *again = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w.bytes, NULL, (void **)&out), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, w.bytes, NULL, (void **)&again), GF_OK);
+  contract_wave_reset(b, s, &w);
+  contract_wave_chain(b, s, &w, c->steps);
+  contract_wave_read(b, s, &w, out);
+  CHECK_INT(b->ops->copy_async(b, s, w.f[0], w.velocity, w.bytes, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->copy_async(b, s, again, w.f[0], w.bytes, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  contract_expect_ref(c, out, "read after the chain on one stream");
+  CHECK(memcmp(again, w.velocity, w.bytes) == 0);
+  b->ops->free(b, GF_SPACE_PINNED, out, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, again, NULL);
+  contract_wave_close(b, &w);
+  b->ops->destroy(b);
+}
+
+/* ---- rule 2: event_record and event_synchronize ----------------------- */
+
+static void contract_event_synchronize(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  gf_stream *s = NULL;
+  gf_event *e = NULL;
+  contract_wave w;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  if (!contract_wave_open(b, c->n, &w)) return;
+  unsigned char *out = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w.bytes, NULL, (void **)&out), GF_OK);
+  contract_wave_reset(b, s, &w);
+  contract_wave_chain(b, s, &w, c->steps);
+  contract_wave_read(b, s, &w, out);
+  CHECK_INT(b->ops->event_record(b, e, s), GF_OK);
+  CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
+  contract_expect_ref(c, out, "host read after event_synchronize");
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  b->ops->free(b, GF_SPACE_PINNED, out, NULL);
+  contract_wave_close(b, &w);
+  b->ops->event_destroy(b, e);
+  b->ops->destroy(b);
+}
+
+/* ---- rule 3: stream_wait_event --------------------------------------- */
+
+/* Stream B reads what stream A's chain produced, ordered only by an event;
+ * the host waits for B alone. Round 1 re-records the event of round 0, round
+ * 2 destroys it right after the wait. */
+static void contract_wait_orders_streams(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  gf_stream *a = NULL, *s = NULL;
+  gf_event *e = NULL;
+  contract_wave w;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  if (!contract_wave_open(b, c->n, &w)) return;
+  unsigned char *out = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w.bytes, NULL, (void **)&out), GF_OK);
+  for (int round = 0; round < 3; round++) {
+    memset(out, 0, 3 * w.bytes);
+    contract_wave_reset(b, a, &w);
+    contract_wave_chain(b, a, &w, c->steps);
+    CHECK_INT(b->ops->event_record(b, e, a), GF_OK);
+    CHECK_INT(b->ops->stream_wait_event(b, s, e), GF_OK);
+    if (round == 2) {
+      b->ops->event_destroy(b, e);
+      e = NULL;
+    }
+    contract_wave_read(b, s, &w, out);
+    CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+    char what[64];
+    snprintf(what, sizeof what, "stream B after waiting for A, round %d", round);
+    contract_expect_ref(c, out, what);
+    CHECK_INT(b->ops->synchronize(b), GF_OK);
+  }
+  b->ops->free(b, GF_SPACE_PINNED, out, NULL);
+  contract_wave_close(b, &w);
+  b->ops->destroy(b);
+}
+
+/* ---- rule 4: re-recording does not move an earlier wait --------------- */
+
+/* B waits for the chain and a first marker on A, then reads the flag. A then
+ * waits for B's read before writing a second marker, and the event is
+ * re-recorded after that. A wait that moved to the re-recorded work would
+ * wait for itself: the watchdog ends it. A wait that did nothing sees 0. */
+static void contract_rerecord_keeps_wait(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  gf_stream *a = NULL, *s = NULL;
+  gf_event *e = NULL, *read = NULL;
+  contract_wave w;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &read), GF_OK);
+  if (!contract_wave_open(b, c->n, &w)) return;
+  enum { SMALL = 4096 };
+  unsigned char *marker1 = NULL, *marker2 = NULL, *seen = NULL, *final = NULL, *flag = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, SMALL, NULL, (void **)&marker1), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, SMALL, NULL, (void **)&marker2), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, SMALL, NULL, (void **)&seen), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, SMALL, NULL, (void **)&final), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, SMALL, NULL, (void **)&flag), GF_OK);
+  memset(marker1, 0x11, SMALL);
+  memset(marker2, 0x22, SMALL);
+  memset(seen, 0, SMALL);
+  CHECK_INT(b->ops->copy_async(b, a, flag, seen, SMALL, contract_no_tag), GF_OK);
+  contract_wave_reset(b, a, &w);
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+
+  contract_wave_chain(b, a, &w, c->steps);
+  CHECK_INT(b->ops->copy_async(b, a, flag, marker1, SMALL, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->event_record(b, e, a), GF_OK);
+  CHECK_INT(b->ops->stream_wait_event(b, s, e), GF_OK);
+  CHECK_INT(b->ops->copy_async(b, s, seen, flag, SMALL, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->event_record(b, read, s), GF_OK);
+  CHECK_INT(b->ops->stream_wait_event(b, a, read), GF_OK);
+  CHECK_INT(b->ops->copy_async(b, a, flag, marker2, SMALL, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->event_record(b, e, a), GF_OK); /* while the chain still runs */
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  CHECK(memcmp(seen, marker1, SMALL) == 0);
+  CHECK_INT(b->ops->copy_async(b, s, final, flag, SMALL, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  CHECK(memcmp(final, marker2, SMALL) == 0);
+  /* The re-recorded event covers the second marker. */
+  CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
+
+  b->ops->free(b, GF_SPACE_PINNED, marker1, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, marker2, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, seen, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, final, NULL);
+  b->ops->free(b, GF_SPACE_DEVICE, flag, NULL);
+  contract_wave_close(b, &w);
+  b->ops->event_destroy(b, e);
+  b->ops->event_destroy(b, read);
+  b->ops->destroy(b);
+}
+
+/* ---- rule 5: an unrecorded event is complete -------------------------- */
+
+static void contract_unrecorded_event(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  gf_stream *s = NULL;
+  gf_event *e = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  enum { SMALL = 4096 };
+  unsigned char *from = NULL, *to = NULL, *dev = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, SMALL, NULL, (void **)&from), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, SMALL, NULL, (void **)&to), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, SMALL, NULL, (void **)&dev), GF_OK);
+  if (!from || !to || !dev) return;
+  for (int i = 0; i < SMALL; i++) from[i] = (unsigned char)(i * 7 + 3), to[i] = 0;
+  int64_t t0 = contract_now_ns();
+  CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
+  CHECK_INT(b->ops->stream_wait_event(b, s, e), GF_OK);
+  CHECK_INT(b->ops->copy_async(b, s, dev, from, SMALL, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->copy_async(b, s, to, dev, SMALL, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  CHECK(memcmp(to, from, SMALL) == 0);
+  int64_t waited_ns = contract_now_ns() - t0;
+  if (waited_ns > 1000000000LL) {
+    fprintf(stderr, "  contract %s: waiting on an unrecorded event took %.3f s\n", c->label,
+            (double)waited_ns / 1e9);
+    CHECK(0);
+  }
+  /* Once recorded it is an ordinary event. */
+  CHECK_INT(b->ops->event_record(b, e, s), GF_OK);
+  CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
+  b->ops->free(b, GF_SPACE_PINNED, from, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, to, NULL);
+  b->ops->free(b, GF_SPACE_DEVICE, dev, NULL);
+  b->ops->event_destroy(b, e);
+  b->ops->stream_destroy(b, s);
+  b->ops->destroy(b);
+}
+
+/* ---- rule 6: copies between every pair of spaces ----------------------- */
+
+/* Pattern -> an ordinary block in space x -> a stream-ordered block in space
+ * y -> result, on one stream; x's block is freed on the stream before the
+ * host waits (rule 7), y's after, ordinarily. */
+static void contract_copy_every_space(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  gf_stream *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  const size_t bytes = (1u << 20) + 12; /* not a multiple of any copy granule */
+  unsigned char *pattern = NULL, *result = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_HOST, bytes, NULL, (void **)&pattern), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_HOST, bytes, NULL, (void **)&result), GF_OK);
+  if (!pattern || !result) return;
+  for (int x = 0; x < GF_SPACE_COUNT; x++)
+    for (int y = 0; y < GF_SPACE_COUNT; y++) {
+      for (size_t i = 0; i < bytes; i++) pattern[i] = (unsigned char)(i * 131u + x * 7u + y);
+      memset(result, 0, bytes);
+      void *src = NULL, *dst = NULL;
+      CHECK_INT(b->ops->alloc(b, (gf_space)x, bytes, NULL, &src), GF_OK);
+      CHECK_INT(b->ops->alloc(b, (gf_space)y, bytes, s, &dst), GF_OK);
+      if (!src || !dst) {
+        fprintf(stderr, "  contract %s: alloc %s/%s: %s\n", c->label, gf_space_name((gf_space)x),
+                gf_space_name((gf_space)y), b->error);
+        continue;
+      }
+      CHECK_INT(b->ops->copy_async(b, s, src, pattern, bytes, contract_no_tag), GF_OK);
+      CHECK_INT(b->ops->copy_async(b, s, dst, src, bytes, contract_no_tag), GF_OK);
+      b->ops->free(b, (gf_space)x, src, s);
+      CHECK_INT(b->ops->copy_async(b, s, result, dst, bytes, contract_no_tag), GF_OK);
+      CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+      if (memcmp(result, pattern, bytes) != 0) {
+        fprintf(stderr, "  contract %s: copy %s -> %s changed the data\n", c->label,
+                gf_space_name((gf_space)x), gf_space_name((gf_space)y));
+        CHECK(0);
+      }
+      b->ops->free(b, (gf_space)y, dst, NULL);
+    }
+  b->ops->free(b, GF_SPACE_HOST, pattern, NULL);
+  b->ops->free(b, GF_SPACE_HOST, result, NULL);
+  b->ops->destroy(b);
+}
+
+/* ---- rule 7: stream-ordered alloc and free ----------------------------- */
+
+/* In every space: a block allocated on a stream behind the slow chain, used
+ * by copies queued behind it and freed on the stream at once; another stream
+ * then allocates the same size and scribbles over it. A free that released
+ * the block early hands it to the scribbler (or, under AddressSanitizer, is
+ * reported as a use after free). */
+static void contract_stream_ordered_free(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  gf_stream *s = NULL, *t = NULL;
+  contract_wave w;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &t), GF_OK);
+  if (!contract_wave_open(b, c->n, &w)) return;
+  const size_t bytes = 1u << 16;
+  unsigned char *pattern = NULL, *junk = NULL, *result = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&pattern), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&junk), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, GF_SPACE_COUNT * bytes, NULL, (void **)&result),
+            GF_OK);
+  if (!pattern || !junk || !result) return;
+  for (size_t i = 0; i < bytes; i++) pattern[i] = (unsigned char)(i * 29u + 5u);
+  memset(junk, 0xEE, bytes);
+  memset(result, 0, GF_SPACE_COUNT * bytes);
+  contract_wave_reset(b, s, &w);
+  contract_wave_chain(b, s, &w, c->steps);
+  for (int x = 0; x < GF_SPACE_COUNT; x++) {
+    void *p = NULL, *q = NULL;
+    CHECK_INT(b->ops->alloc(b, (gf_space)x, bytes, s, &p), GF_OK);
+    if (!p) continue;
+    CHECK_INT(b->ops->copy_async(b, s, p, pattern, bytes, contract_no_tag), GF_OK);
+    CHECK_INT(b->ops->copy_async(b, s, result + x * bytes, p, bytes, contract_no_tag), GF_OK);
+    b->ops->free(b, (gf_space)x, p, s);
+    CHECK_INT(b->ops->alloc(b, (gf_space)x, bytes, t, &q), GF_OK);
+    if (!q) continue;
+    CHECK_INT(b->ops->copy_async(b, t, q, junk, bytes, contract_no_tag), GF_OK);
+    b->ops->free(b, (gf_space)x, q, t);
+  }
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  for (int x = 0; x < GF_SPACE_COUNT; x++)
+    if (memcmp(result + x * bytes, pattern, bytes) != 0) {
+      fprintf(stderr, "  contract %s: %s block freed on its stream before its copies ran\n",
+              c->label, gf_space_name((gf_space)x));
+      CHECK(0);
+    }
+  b->ops->free(b, GF_SPACE_PINNED, pattern, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, junk, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, result, NULL);
+  contract_wave_close(b, &w);
+  b->ops->destroy(b);
+}
+
+/* ---- rule 8: synchronize waits for every stream ------------------------ */
+
+static void contract_synchronize_all(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  gf_stream *s[3] = {NULL, NULL, NULL};
+  contract_wave w[2];
+  unsigned char *out[2] = {NULL, NULL};
+  for (int i = 0; i < 3; i++) CHECK_INT(b->ops->stream_create(b, &s[i]), GF_OK);
+  for (int i = 0; i < 2; i++) {
+    if (!contract_wave_open(b, c->n, &w[i])) return;
+    CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w[i].bytes, NULL, (void **)&out[i]), GF_OK);
+  }
+  for (int i = 0; i < 2; i++) {
+    contract_wave_reset(b, s[i], &w[i]);
+    contract_wave_chain(b, s[i], &w[i], c->steps);
+    contract_wave_read(b, s[i], &w[i], out[i]);
+  }
+  CHECK_INT(b->ops->synchronize(b), GF_OK); /* s[2] has nothing to do */
+  contract_expect_ref(c, out[0], "first stream after synchronize");
+  contract_expect_ref(c, out[1], "second stream after synchronize");
+  for (int i = 0; i < 2; i++) {
+    b->ops->free(b, GF_SPACE_PINNED, out[i], NULL);
+    contract_wave_close(b, &w[i]);
+  }
+  b->ops->destroy(b);
+}
+
+/* ---- rule 9: failures ---------------------------------------------------- */
+
+static void contract_expect_failure(gf_backend *b, gf_status st, const char *what) {
+  CHECK_INT(st, GF_INTERNAL);
+  if (st == GF_INTERNAL && !b->error[0]) {
+    fprintf(stderr, "  contract %s: %s failed without a cause in b->error\n", b->name, what);
+    CHECK(0);
+  }
+}
+
+static void contract_failures_reported(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  gf_stream *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  for (int x = 0; x <= GF_SPACE_COUNT; x++)
+    for (int ordered = 0; ordered < 2; ordered++) {
+      size_t bytes = x == GF_SPACE_COUNT ? 64 : SIZE_MAX; /* no such space / no such memory */
+      void *p = &p;
+      b->error[0] = '\0';
+      contract_expect_failure(b, b->ops->alloc(b, (gf_space)x, bytes, ordered ? s : NULL, &p),
+                              "alloc");
+      CHECK(p == NULL);
+    }
+  gf_kernel none = gf_kernel_wave2d_4o;
+  none.name = "contract_none";
+  none.run_cpu = NULL;
+  none.launch_gpu = NULL;
+  contract_wave w;
+  if (!contract_wave_open(b, 16, &w)) return;
+  gf_wave2d_args args;
+  memset(&args, 0, sizeof args);
+  args.U0 = args.U1 = args.U2 = args.V = contract_field(w.f[0], 16);
+  b->error[0] = '\0';
+  contract_expect_failure(b, b->ops->launch(b, s, &none, &args, contract_no_tag), "launch");
+  /* Nothing sticks: the backend still runs work. */
+  contract_wave_reset(b, s, &w);
+  contract_wave_chain(b, s, &w, 3);
+  CHECK_INT(b->ops->copy_async(b, s, w.zeros, w.f[3], w.bytes, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  CHECK(memcmp(w.zeros, w.velocity, w.bytes) == 0);
+  contract_wave_close(b, &w);
+  b->ops->destroy(b);
+}
+
+/* ---- rule 10: the operation sink ------------------------------------------ */
+
+typedef struct contract_sink {
+  pthread_mutex_t lock;
+  gf_op_timing *reports;
+  int count, cap;
+} contract_sink;
+
+static void contract_sink_report(void *user, const gf_op_timing *timing) {
+  contract_sink *k = user;
+  pthread_mutex_lock(&k->lock);
+  if (k->count == k->cap) {
+    k->cap = k->cap ? 2 * k->cap : 1024;
+    k->reports = realloc(k->reports, (size_t)k->cap * sizeof *k->reports);
+  }
+  k->reports[k->count++] = *timing;
+  pthread_mutex_unlock(&k->lock);
+}
+
+/* The work: on stream 0 launches (task 0), on stream 1 copies of distinct
+ * sizes (task 1) and one of gflow's own (task -1); step numbers are unique.
+ * Returns how many operations it issued, their descriptions in `expected`. */
+static int contract_sink_work(gf_backend *b, gf_stream *s[2], contract_wave *w, unsigned char *host,
+                              gf_op_timing *expected) {
+  int n = 0;
+  for (int i = 0; i < CONTRACT_SINK_LAUNCHES; i++, n++) {
+    expected[n] = (gf_op_timing){.tag = {0, n, 0}, .kind = GF_TIMED_LAUNCH, .bytes = 0};
+    contract_wave_step(b, s[0], w, i, expected[n].tag);
+  }
+  for (int i = 0; i < 4; i++, n++) {
+    size_t bytes = w->bytes - 4 * (size_t)i;
+    gf_tag tag = {i < 3 ? 1 : -1, n, 1};
+    expected[n] = (gf_op_timing){.tag = tag, .kind = GF_TIMED_COPY, .bytes = bytes};
+    CHECK_INT(b->ops->copy_async(b, s[1], host, w->f[3], bytes, tag), GF_OK);
+  }
+  return n;
+}
+
+static void contract_sink_reports(const contract_ctx *c) {
+  contract_sink k = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  gf_op_timing *expected = calloc(CONTRACT_SINK_LAUNCHES + 4, sizeof *expected);
+  for (int timing = 1; timing >= 0; timing--) {
+    gf_backend *b = c->open(timing);
+    gf_stream *s[2] = {NULL, NULL};
+    contract_wave w;
+    unsigned char *host = NULL;
+    for (int i = 0; i < 2; i++) CHECK_INT(b->ops->stream_create(b, &s[i]), GF_OK);
+    if (!contract_wave_open(b, 16, &w)) return;
+    CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, w.bytes, NULL, (void **)&host), GF_OK);
+    /* Set-up work before the sink is installed is not reported. */
+    contract_wave_reset(b, s[0], &w);
+    CHECK_INT(b->ops->synchronize(b), GF_OK);
+    b->sink = (gf_op_sink){contract_sink_report, &k};
+    k.count = 0;
+    int64_t before = contract_now_ns();
+    int n = contract_sink_work(b, s, &w, host, expected);
+    CHECK_INT(b->ops->synchronize(b), GF_OK);
+    int64_t after = contract_now_ns();
+    pthread_mutex_lock(&k.lock);
+    int count = k.count;
+    gf_op_timing *got = k.reports;
+    pthread_mutex_unlock(&k.lock);
+    if (!timing) {
+      CHECK_INT(count, 0); /* a sink but no options.timing: nothing measured */
+    } else {
+      CHECK_INT(count, n);
+      int *seen = calloc((size_t)n, sizeof *seen), bad = 0;
+      int64_t last_end[2] = {0, 0};
+      int started[2] = {0, 0};
+      for (int i = 0; i < count; i++) {
+        const gf_op_timing *r = &got[i];
+        int64_t step = r->tag.step;
+        if (step < 0 || step >= n || seen[step]++) {
+          bad++;
+          continue;
+        }
+        const gf_op_timing *x = &expected[step];
+        if (r->tag.task != x->tag.task || r->tag.stream != x->tag.stream || r->kind != x->kind ||
+            r->bytes != x->bytes || !(r->start_ns <= r->end_ns) ||
+            r->start_ns < before - CONTRACT_WINDOW_NS || r->end_ns > after + CONTRACT_WINDOW_NS)
+          bad++;
+      }
+      for (int i = 0; i < n; i++)
+        if (seen[i] != 1) bad++;
+      /* One stream's operations in issue order, one after another. */
+      gf_op_timing *by_step = calloc((size_t)n, sizeof *by_step);
+      for (int i = 0; i < count; i++)
+        if (got[i].tag.step >= 0 && got[i].tag.step < n) by_step[got[i].tag.step] = got[i];
+      for (int i = 0; i < n; i++) {
+        int st = expected[i].tag.stream;
+        if (started[st] && by_step[i].start_ns < last_end[st] - CONTRACT_ROUNDING_NS) bad++;
+        last_end[st] = by_step[i].end_ns;
+        started[st] = 1;
+      }
+      if (bad) {
+        fprintf(stderr,
+                "  contract %s: %d sink reports wrong, missing, repeated, out of order or "
+                "outside [%lld, %lld]\n",
+                c->label, bad, (long long)before, (long long)after);
+        CHECK(0);
+      }
+      free(by_step);
+      free(seen);
+    }
+    b->sink = (gf_op_sink){NULL, NULL};
+    b->ops->free(b, GF_SPACE_PINNED, host, NULL);
+    contract_wave_close(b, &w);
+    b->ops->destroy(b);
+  }
+  /* Timing on and no sink: nothing to report to, the work still runs. */
+  gf_backend *b = c->open(1);
+  gf_stream *s = NULL;
+  contract_wave w;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  if (contract_wave_open(b, 16, &w)) {
+    contract_wave_reset(b, s, &w);
+    contract_wave_chain(b, s, &w, 3);
+    CHECK_INT(b->ops->synchronize(b), GF_OK);
+    contract_wave_close(b, &w);
+  }
+  b->ops->destroy(b);
+  CHECK_INT(k.count, 0);
+  free(k.reports);
+  free(expected);
+}
+
+/* ---- the suite ------------------------------------------------------------ */
+
+#define CONTRACT_RUN(fn, ctx)                                       \
+  do {                                                              \
+    contract_case = #fn;                                            \
+    alarm(CONTRACT_TIMEOUT_S);                                      \
+    check_case_failed = 0;                                          \
+    fn(ctx);                                                        \
+    alarm(0);                                                       \
+    if (check_case_failed) {                                        \
+      check_cases_failed++;                                         \
+      failed++;                                                     \
+      fprintf(stderr, "FAIL %s (%s backend)\n", #fn, (ctx)->label); \
+    } else {                                                        \
+      check_cases_passed++;                                         \
+    }                                                               \
+  } while (0)
+
+/* Runs every rule's test on backends from `open`; returns the number of
+ * failed cases (also counted into check.h's summary). */
+static int gf_contract_run(gf_contract_open open, const char *label) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = contract_timeout;
+  sigaction(SIGALRM, &sa, NULL);
+  contract_ctx ctx = {.open = open, .label = label};
+  int failed = 0;
+  contract_case = "contract_calibrate";
+  alarm(CONTRACT_TIMEOUT_S);
+  check_case_failed = 0;
+  int calibrated = contract_calibrate(&ctx);
+  alarm(0);
+  if (!calibrated || check_case_failed) {
+    fprintf(stderr, "FAIL contract_calibrate (%s backend): %s\n", label,
+            calibrated ? "the reference run failed" : "no backend");
+    check_cases_failed++;
+    free(ctx.ref);
+    return 1;
+  }
+  CONTRACT_RUN(contract_stream_order, &ctx);
+  CONTRACT_RUN(contract_event_synchronize, &ctx);
+  CONTRACT_RUN(contract_wait_orders_streams, &ctx);
+  CONTRACT_RUN(contract_rerecord_keeps_wait, &ctx);
+  CONTRACT_RUN(contract_unrecorded_event, &ctx);
+  CONTRACT_RUN(contract_copy_every_space, &ctx);
+  CONTRACT_RUN(contract_stream_ordered_free, &ctx);
+  CONTRACT_RUN(contract_synchronize_all, &ctx);
+  CONTRACT_RUN(contract_failures_reported, &ctx);
+  CONTRACT_RUN(contract_sink_reports, &ctx);
+  printf("  contract %s: %d of 10 rules broken\n", label, failed);
+  free(ctx.ref);
+  return failed;
+}
+
+#endif

@@ -59,14 +59,21 @@ typedef struct gf_tag {
   int stream;   /* the caller's index of the stream it runs on, -1 when none */
 } gf_tag;
 
-enum { GF_TIMED_LAUNCH = 0, GF_TIMED_COPY = 1 };
+/* What a timed operation was. Backends time launches and copies; the
+ * executor reports the host's own work of the loop to the same sink. */
+enum {
+  GF_TIMED_LAUNCH = 0,
+  GF_TIMED_COPY = 1,
+  GF_TIMED_HOST_WAIT = 2, /* the host waited for an event or a stream */
+  GF_TIMED_HOST_CALL = 3, /* a host function of a task (a hook, handing a plane to the writer) */
+};
 
-/* One launch or copy as it ran: start and end in nanoseconds on the host's
+/* One operation as it ran: start and end in nanoseconds on the host's
  * CLOCK_MONOTONIC timeline (the GPU backend converts its event times onto it,
- * see backend_gpu.c). `bytes` is the copy's size, 0 for a launch. */
+ * see backend_gpu.c). `bytes` is a copy's size, else 0. */
 typedef struct gf_op_timing {
   gf_tag tag;
-  int kind; /* GF_TIMED_LAUNCH or GF_TIMED_COPY */
+  int kind; /* GF_TIMED_* */
   size_t bytes;
   int64_t start_ns, end_ns;
 } gf_op_timing;
@@ -81,8 +88,9 @@ typedef struct gf_op_sink {
   void *user;
 } gf_op_sink;
 
-/* Busy time of one task: gf_task_timing_report sums reports into an array of
- * these indexed by tag.task (gflow's own work, task -1, is left out). */
+/* Busy time of one task on the device: gf_task_timing_report sums the
+ * launches and copies reported into an array of these indexed by tag.task
+ * (gflow's own work, task -1, and the host's work are left out). */
 typedef struct gf_task_timing {
   _Atomic int64_t busy_ns;
   _Atomic int64_t count;

@@ -70,7 +70,8 @@ static int64_t now_ns(void) {
 }
 
 void gf_task_timing_report(void *timings, const gf_op_timing *timing) {
-  if (timing->tag.task < 0) return;
+  if (timing->tag.task < 0 || (timing->kind != GF_TIMED_LAUNCH && timing->kind != GF_TIMED_COPY))
+    return;
   gf_task_timing *t = (gf_task_timing *)timings + timing->tag.task;
   atomic_fetch_add_explicit(&t->busy_ns, timing->end_ns - timing->start_ns, memory_order_relaxed);
   atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
@@ -184,14 +185,38 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   return GF_OK;
 }
 
+/* What the sink hears of an instruction the host itself carries out. */
+static int host_timed_kind(gf_instr_kind kind) {
+  switch (kind) {
+    case GF_I_HOST_WAIT:
+    case GF_I_HOST_SYNC:
+    case GF_I_STAGE: /* waits for a free staging buffer */
+      return GF_TIMED_HOST_WAIT;
+    case GF_I_HOST_CALL:
+    case GF_I_WRITE:
+      return GF_TIMED_HOST_CALL;
+    default:
+      return -1;
+  }
+}
+
 /* Issues a step's body; the time spent inside each instruction counts as
- * backend time, what is left of the loop is the runner's own overhead. */
+ * backend time, what is left of the loop is the runner's own overhead. The
+ * host's own work goes to the sink the backend reports its operations to. */
 static gf_status run_body(run *r, const gf_body *body, int64_t n) {
   gf_status st = GF_OK;
+  const gf_op_sink *sink = &r->b->sink;
   for (int i = 0; i < body->ninstrs && st == GF_OK; i++) {
+    const gf_instr *in = &body->instrs[i];
     int64_t t0 = now_ns();
-    st = issue(r, &body->instrs[i], n);
-    r->backend_ns += now_ns() - t0;
+    st = issue(r, in, n);
+    int64_t t1 = now_ns();
+    r->backend_ns += t1 - t0;
+    int kind = host_timed_kind(in->kind);
+    if (sink->report && kind >= 0)
+      sink->report(
+          sink->user,
+          &(gf_op_timing){.tag = {in->task, n, -1}, .kind = kind, .start_ns = t0, .end_ns = t1});
   }
   return st;
 }

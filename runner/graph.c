@@ -655,8 +655,13 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
     gf_status st = gf_plan_step(plan, n, diag, &ops, &nops);
     if (st != GF_OK) return st;
   }
-  if (!out) return GF_OK;
+  if (out) gf_plan_write_summary(plan, out);
+  return GF_OK;
+}
 
+void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
+  const gf_workflow *wf = plan->wf;
+  int64_t checked = plan->next_step;
   char buf[160], b2[64];
   fprintf(out, "%s: workflow '%s' is valid\n", wf->path, wf->name);
   fprintf(out, "  grid      ");
@@ -766,7 +771,6 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out) {
                 "synchronous, so schedule %s cannot overlap them with compute\n",
                 task->name, wf->schedule->name);
     }
-  return GF_OK;
 }
 
 /* ---- dag ------------------------------------------------------------------- */

@@ -103,9 +103,13 @@ void gf_plan_collect_edges(gf_plan *plan, int on);
  * run itself checks each step as it plans it. */
 #define GF_VALIDATE_MAX_STEPS 10000000
 
-/* `gflow validate`: plan every step (up to GF_VALIDATE_MAX_STEPS) and print
- * the summary to `out`. */
+/* Plans every step (up to GF_VALIDATE_MAX_STEPS) and, with `out`, writes
+ * the summary. */
 gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out);
+
+/* `gflow validate`'s summary of the steps planned so far: grid, streams,
+ * tasks and where they run, memory per space, outputs, synchronisation. */
+void gf_plan_write_summary(const gf_plan *plan, FILE *out);
 
 /* `gflow dag`: plan up to step `step` (-1: the first step at which most tasks
  * run) and write that step's graph as Graphviz DOT. */

@@ -348,8 +348,15 @@ static gf_status run_command(cli *c) {
     gf_diag_init(&diag, wf->path, wf->source);
     st = gf_plan_create(wf, &diag, &plan);
   }
-  if (st == GF_OK && strcmp(c->command, "validate") == 0)
-    st = gf_plan_validate(plan, &diag, stdout);
+  if (st == GF_OK && strcmp(c->command, "validate") == 0) {
+    /* What run would compile, checked the same way. */
+    st = gf_program_create(wf, plan, &program);
+    if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
+    if (st == GF_OK) {
+      gf_plan_write_summary(plan, stdout);
+      gf_program_write_summary(program, stdout);
+    }
+  }
   if (st == GF_OK && strcmp(c->command, "dag") == 0)
     st = gf_plan_write_dot(plan, c->step, &diag, stdout);
   if (st == GF_OK && strcmp(c->command, "run") == 0) {

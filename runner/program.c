@@ -459,3 +459,15 @@ int gf_program_temp_count(const gf_program *p) {
   (void)p;
   return 0; /* no kind allocates temporaries yet */
 }
+
+void gf_program_write_summary(const gf_program *p, FILE *out) {
+  int64_t instrs = 0, capturable_steps = 0;
+  for (int b = 0; b < p->nbodies; b++) instrs += p->bodies[b].ninstrs;
+  for (int i = 0; i < p->nsegments; i++)
+    if (p->segments[i].capturable) capturable_steps += p->segments[i].steps;
+  fprintf(out,
+          "  program   %lld steps in %d segments of %d distinct step bodies (%lld instructions); "
+          "host work in all but %lld steps\n",
+          (long long)p->end, p->nsegments, p->nbodies, (long long)instrs,
+          (long long)capturable_steps);
+}

@@ -20,6 +20,7 @@
 #define GF_PROGRAM_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "backend.h"
 #include "error.h"
@@ -147,6 +148,10 @@ typedef void *(*gf_instance_fn)(void *user, int field, int inst);
 gf_status gf_program_bind(gf_program *program, gf_instance_fn instance, void *user, gf_diag *diag);
 
 const char *gf_instr_kind_name(gf_instr_kind kind);
+
+/* One line for `validate`: steps compiled, segments, distinct bodies and
+ * their instructions, and how many segments a graph could capture. */
+void gf_program_write_summary(const gf_program *program, FILE *out);
 
 /* ---- the interface a task kind's emit uses ---- */
 

@@ -357,9 +357,9 @@ gf_status gf_program_compile(gf_program *p, int64_t from, int64_t max_steps, gf_
   gf_status st = GF_OK;
   int first_new = p->nbodies;
   for (int64_t k = 0; k < n && st == GF_OK; k++) {
-    const gf_op *ops;
-    int nops;
-    st = gf_plan_step(p->plan, from + k, diag, &ops, &nops);
+    const gf_op *ops = NULL;
+    int nops = 0;
+    if ((st = gf_plan_step(p->plan, from + k, diag, &ops, &nops)) != GF_OK) break;
     e->count = 0;
     for (int i = 0; i < nops && st == GF_OK; i++) st = lower(p, &ops[i]);
     if (st != GF_OK) break;

@@ -1118,6 +1118,7 @@ typedef struct task_keys {
 } task_keys;
 
 static void build_task_keys(task_keys *k) {
+  memset(k, 0, sizeof *k);
   static const char *const common[TK_COMMON] = {"name", "stream",    "when",  "after",
                                                 "wait", "host_wait", "record"};
   k->count = 0;

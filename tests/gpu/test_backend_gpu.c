@@ -212,7 +212,8 @@ static gf_array field(void *data, int64_t n0, int64_t n1, int halo) {
   return a;
 }
 
-/* The seed's Ricker wavelet at step n (REFERENCE.md section 1). */
+/* The seed's Ricker wavelet at step n (the HIP course's wave2d_sync.cpp): t = n*dt - 2*td,
+ * a = pi^2*fm^2*t^2, (1 - 2a)*exp(-a). */
 static double ricker(int n) {
   const double pi = 3.141592, vmax = 343.0, dt = (float)(0.4 / 343.0);
   const double fm = vmax / 10.0, td = sqrt(6.0) / (pi * fm);

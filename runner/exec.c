@@ -208,6 +208,7 @@ static gf_status run_body(run *r, const gf_body *body, int64_t n) {
   const gf_op_sink *sink = &r->b->sink;
   for (int i = 0; i < body->ninstrs && st == GF_OK; i++) {
     const gf_instr *in = &body->instrs[i];
+    if (in->kind == GF_I_CAPTURE_BEGIN || in->kind == GF_I_CAPTURE_END) continue; /* markers */
     int64_t t0 = now_ns();
     st = issue(r, in, n);
     int64_t t1 = now_ns();

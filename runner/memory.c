@@ -185,7 +185,7 @@ void gf_memory_destroy(gf_memory *m) {
     if (m->extra[i].ptr) m->b->ops->free(m->b, m->extra[i].space, m->extra[i].ptr, NULL);
   free(m->extra);
   if (m->inst)
-    for (int f = 0; f < m->wf->nfields; f++) {
+    for (int f = 0; f < m->wf->nfields && m->inst[f]; f++) {
       for (int k = 0; k < m->wf->fields[f].ring; k++)
         if (m->inst[f][k]) m->b->ops->free(m->b, m->wf->fields[f].space, m->inst[f][k], NULL);
       free(m->inst[f]);

@@ -2040,11 +2040,13 @@ gf_status gf_workflow_load(const char *path, const gf_override *overrides, int n
   char chunk[65536];
   size_t n;
   /* A pipe has no size to ask for: read one byte past the limit at most. */
-  while (sb.len <= GF_MAX_DOCUMENT_BYTES && (n = fread(chunk, 1, sizeof chunk, file)) > 0)
+  while (!sb.failed && sb.len <= GF_MAX_DOCUMENT_BYTES &&
+         (n = fread(chunk, 1, sizeof chunk, file)) > 0)
     sb_append(&sb, chunk, n);
   int failed = ferror(file);
   int saved_errno = errno;
   fclose(file);
+  if (sb.failed) return gf_oom(diag, "reading the workflow file");
   if (failed) {
     free(sb.data);
     return gf_diag_error(diag, GF_NOINPUT, "cannot read %s: %s", path, strerror(saved_errno));

@@ -1160,6 +1160,7 @@ static void build_task_keys(task_keys *k) {
   k->count = 0;
   /* The order messages list them: name, the kinds, their extra keys, the rest. */
   k->spec[k->count] = (gf_key_spec){common[TK_NAME], 1, NULL};
+  k->is_extra[k->count] = 0;
   k->kind_key[k->count++] = -1;
   for (int i = 0; i < gf_task_kind_count; i++) {
     k->spec[k->count] = (gf_key_spec){gf_task_kinds[i]->name, 0, NULL};
@@ -1174,6 +1175,7 @@ static void build_task_keys(task_keys *k) {
     }
   for (int c = TK_STREAM; c < TK_COMMON; c++) {
     k->spec[k->count] = (gf_key_spec){common[c], 0, NULL};
+    k->is_extra[k->count] = 0;
     k->kind_key[k->count++] = -1;
   }
 }

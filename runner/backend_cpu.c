@@ -205,10 +205,16 @@ static void stream_commit(gf_stream *s) {
 
 static gf_status cpu_stream_create(gf_backend *b, gf_stream **out) {
   cpu_backend *cb = cpu_of(b);
-  gf_stream *s = gf_xcalloc(1, sizeof *s);
+  gf_stream *s = gf_calloc(1, sizeof *s);
+  cpu_op *ring = gf_calloc((size_t)cb->queue_depth, sizeof *ring);
+  if (!s || !ring) {
+    free(s);
+    free(ring);
+    return cpu_fail(b, "out of memory: creating a stream");
+  }
   s->backend = cb;
   s->capacity = (size_t)cb->queue_depth;
-  s->ring = gf_xcalloc(s->capacity, sizeof *s->ring);
+  s->ring = ring;
   atomic_init(&s->completed, 0);
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->work, NULL);
@@ -274,7 +280,8 @@ static gf_status cpu_stream_synchronize(gf_backend *b, gf_stream *s) {
 
 static gf_status cpu_event_create(gf_backend *b, gf_event **out) {
   cpu_backend *cb = cpu_of(b);
-  gf_event *e = gf_xcalloc(1, sizeof *e);
+  gf_event *e = gf_calloc(1, sizeof *e);
+  if (!e) return cpu_fail(b, "out of memory: creating an event");
   pthread_mutex_lock(&cb->lock);
   e->next = cb->events;
   if (cb->events) cb->events->prev = e;
@@ -463,7 +470,9 @@ static const char *openmp_version(void) {
 }
 
 gf_status gf_backend_cpu_create(const gf_backend_options *options, gf_backend **out) {
-  cpu_backend *cb = gf_xcalloc(1, sizeof *cb);
+  *out = NULL;
+  cpu_backend *cb = gf_calloc(1, sizeof *cb);
+  if (!cb) return GF_INTERNAL; /* the caller says: out of memory */
   cb->base.ops = &cpu_ops;
   cb->base.name = "cpu";
   cb->base.can_run_kernels_on_host_memory = 1;

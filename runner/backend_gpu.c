@@ -118,10 +118,11 @@ static gf_status timing_event_get(gpu_backend *g, hipEvent_t *out) {
   return GF_OK;
 }
 
+/* Keeps `e` for reuse; out of memory, destroys it instead. */
 static void timing_event_put(gpu_backend *g, hipEvent_t e) {
-  if (g->spare_count == g->spare_cap) {
-    g->spare_cap = g->spare_cap ? 2 * g->spare_cap : 64;
-    g->spare = gf_xrealloc(g->spare, (size_t)g->spare_cap * sizeof *g->spare);
+  if (GF_GROW(g->spare, g->spare_cap, g->spare_count + 1) != GF_OK) {
+    (void)hipEventDestroy(e);
+    return;
   }
   g->spare[g->spare_count++] = e;
 }
@@ -207,9 +208,12 @@ static gf_status timing_end(gpu_backend *g, gf_stream *s, hipEvent_t start, gf_t
     pthread_mutex_unlock(&g->timing_lock);
     return status;
   }
-  if (g->pending_count == g->pending_cap) {
-    g->pending_cap = g->pending_cap ? 2 * g->pending_cap : 256;
-    g->pending = gf_xrealloc(g->pending, (size_t)g->pending_cap * sizeof *g->pending);
+  if (GF_GROW(g->pending, g->pending_cap, g->pending_count + 1) != GF_OK) {
+    timing_event_put(g, start);
+    timing_event_put(g, end);
+    pthread_mutex_unlock(&g->timing_lock);
+    snprintf(g->base.error, sizeof g->base.error, "out of memory: recording a timing");
+    return GF_INTERNAL;
   }
   g->pending[g->pending_count++] = (gpu_timing_pair){start, end, tag, kind, bytes};
   if (g->pending_count >= GPU_TIMING_RESOLVE_AT) status = timing_resolve_locked(g, 0);
@@ -220,7 +224,12 @@ static gf_status timing_end(gpu_backend *g, gf_stream *s, hipEvent_t start, gf_t
 /* ---- streams and events ---------------------------------------------- */
 
 static gf_status gpu_stream_create(gf_backend *b, gf_stream **out) {
-  gf_stream *s = gf_xcalloc(1, sizeof *s);
+  *out = NULL;
+  gf_stream *s = gf_calloc(1, sizeof *s);
+  if (!s) {
+    snprintf(b->error, sizeof b->error, "out of memory: creating a stream");
+    return GF_INTERNAL;
+  }
   hipError_t err = hipStreamCreateWithFlags(&s->hip, hipStreamNonBlocking);
   if (err != hipSuccess) {
     free(s);
@@ -244,7 +253,12 @@ static gf_status gpu_stream_synchronize(gf_backend *b, gf_stream *s) {
 }
 
 static gf_status gpu_event_create(gf_backend *b, gf_event **out) {
-  gf_event *e = gf_xcalloc(1, sizeof *e);
+  *out = NULL;
+  gf_event *e = gf_calloc(1, sizeof *e);
+  if (!e) {
+    snprintf(b->error, sizeof b->error, "out of memory: creating an event");
+    return GF_INTERNAL;
+  }
   unsigned flags = gpu_of(b)->timing_on ? hipEventDefault : hipEventDisableTiming;
   hipError_t err = hipEventCreateWithFlags(&e->hip, flags);
   if (err != hipSuccess) {
@@ -576,7 +590,11 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
     return GF_INTERNAL;
   }
 
-  gpu_backend *g = gf_xcalloc(1, sizeof *g);
+  gpu_backend *g = gf_calloc(1, sizeof *g);
+  if (!g) {
+    snprintf(why, why_size, "out of memory: creating the GPU backend");
+    return GF_INTERNAL;
+  }
   g->device = device;
   g->timing_on = options && options->timing;
   hipDeviceProp_t props;

@@ -1,6 +1,8 @@
 /* error.c - status names and source-located diagnostics. */
 #include "error.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,37 +93,98 @@ gf_status gf_diag_error(gf_diag *diag, gf_status status, const char *fmt, ...) {
   return status;
 }
 
-static void out_of_memory(size_t size) {
-  fprintf(stderr, "gflow: out of host memory allocating %zu bytes\n", size);
+gf_status gf_oom(gf_diag *diag, const char *what) {
+  return gf_diag_error(diag, GF_INTERNAL, "out of memory: %s", what);
+}
+
+#ifdef GFLOW_ALLOC_FAULTS
+/* The test build's fault injection: the N-th allocation (GFLOW_FAIL_ALLOC=N)
+ * fails. The output writer allocates from its own thread, hence atomics. */
+static long alloc_fails_at(void) {
+  static long at = -1;
+  long v = __atomic_load_n(&at, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *env = getenv("GFLOW_FAIL_ALLOC");
+    v = env ? strtol(env, NULL, 10) : 0;
+    __atomic_store_n(&at, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
+static int injected_failure(void) {
+  static long count;
+  long at = alloc_fails_at();
+  if (at <= 0 || __atomic_add_fetch(&count, 1, __ATOMIC_RELAXED) != at) return 0;
+  fprintf(stderr, "gflow: test: allocation %ld fails (GFLOW_FAIL_ALLOC)\n", at);
+  return 1;
+}
+#else
+static int injected_failure(void) {
+  return 0;
+}
+#endif
+
+void *gf_malloc(size_t size) {
+  return injected_failure() ? NULL : malloc(size ? size : 1);
+}
+
+void *gf_calloc(size_t count, size_t size) {
+  return injected_failure() ? NULL : calloc(count ? count : 1, size ? size : 1);
+}
+
+void *gf_realloc(void *ptr, size_t size) {
+  return injected_failure() ? NULL : realloc(ptr, size ? size : 1);
+}
+
+char *gf_strdup(const char *s) {
+  return gf_strndup(s, strlen(s));
+}
+
+char *gf_strndup(const char *s, size_t n) {
+  char *p = gf_malloc(n + 1);
+  if (!p) return NULL;
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+char *gf_asprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char *p = gf_malloc((size_t)n + 1);
+  if (!p) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(p, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return p;
+}
+
+gf_status gf_grow(void **array, int *cap, int need, size_t size) {
+  if (need <= *cap) return GF_OK;
+  int next = *cap > 0 ? *cap : 8;
+  while (next < need) next = next > INT_MAX / 2 ? need : 2 * next;
+  if ((size_t)next > SIZE_MAX / size) return GF_INTERNAL;
+  /* *array is some T *: read and write it as bytes, never through a void *. */
+  void *old, *grown;
+  memcpy(&old, array, sizeof old);
+  grown = gf_realloc(old, (size_t)next * size);
+  if (!grown) return GF_INTERNAL;
+  memcpy(array, &grown, sizeof grown);
+  *cap = next;
+  return GF_OK;
+}
+
+static void exit_out_of_memory(size_t size) {
+  fprintf(stderr, "gflow: out of memory: allocating %zu bytes\n", size);
   exit(GF_INTERNAL);
 }
 
-void *gf_xmalloc(size_t size) {
-  void *p = malloc(size ? size : 1);
-  if (!p) out_of_memory(size);
-  return p;
-}
-
 void *gf_xcalloc(size_t count, size_t size) {
-  void *p = calloc(count ? count : 1, size ? size : 1);
-  if (!p) out_of_memory(count * size);
-  return p;
-}
-
-void *gf_xrealloc(void *ptr, size_t size) {
-  void *p = realloc(ptr, size ? size : 1);
-  if (!p) out_of_memory(size);
-  return p;
-}
-
-char *gf_xstrdup(const char *s) {
-  return gf_xstrndup(s, strlen(s));
-}
-
-char *gf_xstrndup(const char *s, size_t n) {
-  char *p = gf_xmalloc(n + 1);
-  memcpy(p, s, n);
-  p[n] = '\0';
+  void *p = gf_calloc(count, size);
+  if (!p) exit_out_of_memory(count * size);
   return p;
 }
 
@@ -130,7 +193,8 @@ char *gf_xasprintf(const char *fmt, ...) {
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  char *p = gf_xmalloc((size_t)n + 1);
+  char *p = gf_malloc((size_t)(n < 0 ? 0 : n) + 1);
+  if (!p) exit_out_of_memory((size_t)n + 1);
   va_start(ap, fmt);
   vsnprintf(p, (size_t)n + 1, fmt, ap);
   va_end(ap);

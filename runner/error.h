@@ -82,18 +82,37 @@ gf_status gf_diag_error(gf_diag *diag, gf_status status, const char *fmt, ...)
 
 gf_status gf_diag_verror(gf_diag *diag, gf_loc loc, gf_status status, const char *fmt, va_list ap);
 
-/* Allocation that never returns NULL: gflow cannot continue without memory
- * for its own bookkeeping, so it reports and exits 70. */
-void *gf_xmalloc(size_t size);
+/* Allocation that reports failure instead of ending the process: NULL from
+ * the pointer functions, GF_INTERNAL from gf_grow, and no message. The caller
+ * unwinds and reports once, through gf_oom(), where it knows what it was
+ * doing; the gflow command then exits 70. A zero size allocates one byte, so
+ * NULL always means failure. In a build with GFLOW_ALLOC_FAULTS (the test
+ * build) the environment variable GFLOW_FAIL_ALLOC=N makes the N-th of these
+ * allocations in the process fail, and the test says so on stderr. */
+void *gf_malloc(size_t size);
+void *gf_calloc(size_t count, size_t size);
+void *gf_realloc(void *ptr, size_t size);
+char *gf_strdup(const char *s);
+char *gf_strndup(const char *s, size_t n);
+/* printf into a fresh heap string, or NULL. */
+char *gf_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Makes room for `need` elements of `size` bytes in *array, whose capacity
+ * *cap it doubles (from 8); *array is kept when this fails. */
+gf_status gf_grow(void **array, int *cap, int need, size_t size);
+/* gf_grow for a typed array: GF_GROW(plan->ops, plan->ops_cap, plan->nops + 1). */
+#define GF_GROW(array, cap, need) gf_grow((void **)&(array), &(cap), (need), sizeof *(array))
+
+/* `gflow: out of memory: <what>`; returns GF_INTERNAL. */
+gf_status gf_oom(gf_diag *diag, const char *what);
+
+/* The old way, kept only until runner/exec.c and tests/test_graph.c move to
+ * the functions above: on failure they print `gflow: out of memory: ...` and
+ * exit 70. Nothing new may use them. */
 void *gf_xcalloc(size_t count, size_t size);
-void *gf_xrealloc(void *ptr, size_t size);
-char *gf_xstrdup(const char *s);
-char *gf_xstrndup(const char *s, size_t n);
+char *gf_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A byte count for people: "256.0 KiB", "1.5 TiB". Returns buf. */
 const char *gf_format_bytes(double bytes, char *buf, size_t size);
-
-/* printf into a fresh heap string. */
-char *gf_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -16,10 +16,16 @@ struct gf_eval {
 };
 
 gf_eval *gf_eval_create(const gf_workflow *wf, gf_lua *lua, const int *hook_ids) {
-  gf_eval *eval = gf_xcalloc(1, sizeof *eval);
+  gf_eval *eval = gf_calloc(1, sizeof *eval);
+  int *ids = gf_calloc((size_t)wf->nhooks, sizeof(int));
+  if (!eval || !ids) {
+    free(eval);
+    free(ids);
+    return NULL;
+  }
   eval->wf = wf;
   eval->lua = lua;
-  eval->hook_ids = gf_xcalloc((size_t)(wf->nhooks ? wf->nhooks : 1), sizeof(int));
+  eval->hook_ids = ids;
   if (hook_ids) memcpy(eval->hook_ids, hook_ids, (size_t)wf->nhooks * sizeof(int));
   eval->task = -1;
   return eval;

@@ -520,10 +520,8 @@ static int stack_effect(const expr_op *op) {
 static gf_status emit(parser *p, size_t offset, expr_op op) {
   p->depth += stack_effect(&op);
   if (p->depth > EXPR_MAX_DEPTH) return error_at(p, offset, "expression is nested too deeply");
-  if (p->count == p->cap) {
-    p->cap = p->cap ? 2 * p->cap : 16;
-    p->ops = gf_xrealloc(p->ops, (size_t)p->cap * sizeof *p->ops);
-  }
+  if (GF_GROW(p->ops, p->cap, p->count + 1) != GF_OK)
+    return gf_oom(p->diag, "compiling an expression");
   p->ops[p->count++] = op;
   return GF_OK;
 }
@@ -899,8 +897,15 @@ gf_status gf_expr_compile(const char *text, const gf_scope *scope, gf_diag *diag
     status = unexpected(&p, "expected an operator or the end");
     goto fail;
   }
-  gf_expr *expr = gf_xmalloc(sizeof *expr + (size_t)p.count * sizeof expr->ops[0]);
-  expr->text = gf_xstrdup(text);
+  gf_expr *expr = gf_malloc(sizeof *expr + (size_t)p.count * sizeof expr->ops[0]);
+  char *copy = gf_strdup(text);
+  if (!expr || !copy) {
+    free(expr);
+    free(copy);
+    status = gf_oom(p.diag, "compiling an expression");
+    goto fail;
+  }
+  expr->text = copy;
   expr->count = p.count;
   memcpy(expr->ops, p.ops, (size_t)p.count * sizeof expr->ops[0]);
   expr->is_constant = 1;

@@ -93,6 +93,10 @@ struct gf_plan {
   int collect_edges;
   gf_edge *edges;
   int nedges, edges_cap;
+  /* Set when a step's op, edge or access list could not grow: the helpers
+   * that grow them return nothing, so gf_plan_step checks this once. */
+  int out_of_memory;
+  gf_op spare_op; /* what push_op hands out then */
 
   /* totals over the steps planned, for the summary */
   int64_t n_records, n_stream_waits, n_host_waits;
@@ -112,11 +116,11 @@ static int ring_slot(double i, int ring) {
 }
 
 static gf_op *push_op(gf_plan *plan, gf_op_kind kind) {
-  if (plan->nops == plan->ops_cap) {
-    plan->ops_cap = plan->ops_cap ? 2 * plan->ops_cap : 32;
-    plan->ops = gf_xrealloc(plan->ops, (size_t)plan->ops_cap * sizeof *plan->ops);
-  }
-  gf_op *op = &plan->ops[plan->nops++];
+  gf_op *op = &plan->spare_op;
+  if (GF_GROW(plan->ops, plan->ops_cap, plan->nops + 1) == GF_OK)
+    op = &plan->ops[plan->nops++];
+  else
+    plan->out_of_memory = 1;
   memset(op, 0, sizeof *op);
   op->kind = kind;
   op->stream = -1;
@@ -127,9 +131,9 @@ static gf_op *push_op(gf_plan *plan, gf_op_kind kind) {
 
 static void push_edge(gf_plan *plan, gf_edge edge) {
   if (!plan->collect_edges) return;
-  if (plan->nedges == plan->edges_cap) {
-    plan->edges_cap = plan->edges_cap ? 2 * plan->edges_cap : 16;
-    plan->edges = gf_xrealloc(plan->edges, (size_t)plan->edges_cap * sizeof *plan->edges);
+  if (GF_GROW(plan->edges, plan->edges_cap, plan->nedges + 1) != GF_OK) {
+    plan->out_of_memory = 1;
+    return;
   }
   plan->edges[plan->nedges++] = edge;
 }
@@ -141,11 +145,18 @@ static void push_edge(gf_plan *plan, gf_edge edge) {
 static gf_status plan_order(gf_plan *plan) {
   const gf_workflow *wf = plan->wf;
   int nt = wf->ntasks;
-  int *pending = gf_xcalloc((size_t)nt, sizeof(int)); /* unmet same-step predecessors */
+  int *pending = gf_calloc((size_t)nt, sizeof(int)); /* unmet same-step predecessors */
+  char *done = gf_calloc((size_t)nt, 1);
+  int *seen = gf_calloc((size_t)nt, sizeof(int)); /* for a cycle */
+  if (!pending || !done || !seen) {
+    free(pending);
+    free(done);
+    free(seen);
+    return gf_oom(plan->diag, "ordering the tasks");
+  }
   for (int t = 0; t < nt; t++)
     for (int d = 0; d < wf->tasks[t].nafter; d++)
       if (wf->tasks[t].after[d].lag == 0) pending[t]++;
-  char *done = gf_xcalloc((size_t)nt, 1);
   int placed = 0;
   while (placed < nt) {
     int next = -1;
@@ -161,7 +172,6 @@ static gf_status plan_order(gf_plan *plan) {
   gf_status st = GF_OK;
   if (placed < nt) {
     /* Walk predecessors from a stuck task until one repeats: that is the cycle. */
-    int *seen = gf_xcalloc((size_t)nt, sizeof(int));
     int t = 0;
     while (done[t]) t++;
     int step = 1;
@@ -194,30 +204,31 @@ static gf_status plan_order(gf_plan *plan) {
     st = gf_diag_at(
         plan->diag, wf->tasks[start].loc, GF_INVALID,
         "dependency cycle within one step: %s (each runs after the next, with no step lag)", path);
-    free(seen);
   }
+  free(seen);
   free(pending);
   free(done);
   return st;
 }
 
 gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
-  gf_plan *plan = gf_xcalloc(1, sizeof *plan);
+  *out = NULL;
+  gf_plan *plan = gf_calloc(1, sizeof *plan);
+  if (!plan) return gf_oom(diag, "creating the plan");
   plan->wf = wf;
   plan->schedule = wf->schedule;
   plan->diag = diag;
-  plan->order = gf_xcalloc((size_t)wf->ntasks, sizeof(int));
-  plan->schedule->declare_streams(wf, &plan->sched);
+  plan->order = gf_calloc((size_t)wf->ntasks, sizeof(int));
+  gf_status st = plan->order ? plan->schedule->declare_streams(wf, &plan->sched) : GF_INTERNAL;
   plan->nstreams = plan->sched.count;
   plan->stream_names = plan->sched.names;
-  gf_status st = plan_order(plan);
-  if (st != GF_OK) {
-    gf_plan_free(plan);
-    return st;
-  }
+  if (st != GF_OK) goto fail_oom;
+  st = plan_order(plan);
+  if (st != GF_OK) goto fail;
 
   int S = plan->nstreams;
-  plan->tasks = gf_xcalloc((size_t)wf->ntasks, sizeof *plan->tasks);
+  plan->tasks = gf_calloc((size_t)wf->ntasks, sizeof *plan->tasks);
+  if (!plan->tasks) goto fail_oom;
   for (int t = 0; t < wf->ntasks; t++) plan->tasks[t].history_len = 1;
   /* History deep enough for the longest lag pointing at each task; events
    * after every task that another may wait on. */
@@ -232,29 +243,45 @@ gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
     task_plan *tp = &plan->tasks[t];
     if (plan->schedule->flags & GF_SCHED_RECORD_ALL) tp->records = 1;
     if (wf->tasks[t].kind->traits & GF_KIND_ON_HOST) tp->records = 0;
-    tp->history = gf_xcalloc((size_t)tp->history_len, sizeof *tp->history);
+    tp->history = gf_calloc((size_t)tp->history_len, sizeof *tp->history);
+    if (!tp->history) goto fail_oom;
   }
 
-  plan->field_base = gf_xcalloc((size_t)wf->nfields, sizeof(int));
+  plan->field_base = gf_calloc((size_t)wf->nfields, sizeof(int));
+  if (!plan->field_base) goto fail_oom;
   for (int f = 0; f < wf->nfields; f++) {
     plan->field_base[f] = plan->nbuffers;
     plan->nbuffers += wf->fields[f].ring;
   }
-  plan->streams = gf_xcalloc((size_t)S, sizeof *plan->streams);
+  plan->streams = gf_calloc((size_t)S, sizeof *plan->streams);
+  if (!plan->streams) goto fail_oom;
   for (int s = 0; s < S; s++) {
-    plan->streams[s].clock = gf_xcalloc((size_t)S, sizeof(int64_t));
-    for (int k = 0; k < EVENT_SLOTS; k++)
-      plan->streams[s].slots[k].clock = gf_xcalloc((size_t)S, sizeof(int64_t));
+    plan->streams[s].clock = gf_calloc((size_t)S, sizeof(int64_t));
+    if (!plan->streams[s].clock) goto fail_oom;
+    for (int k = 0; k < EVENT_SLOTS; k++) {
+      plan->streams[s].slots[k].clock = gf_calloc((size_t)S, sizeof(int64_t));
+      if (!plan->streams[s].slots[k].clock) goto fail_oom;
+    }
   }
-  plan->host_clock = gf_xcalloc((size_t)S, sizeof(int64_t));
-  plan->scratch_clock = gf_xcalloc((size_t)S, sizeof(int64_t));
-  plan->events = gf_xcalloc((size_t)(wf->nevents ? wf->nevents : 1), sizeof *plan->events);
-  for (int e = 0; e < wf->nevents; e++)
-    plan->events[e].clock = gf_xcalloc((size_t)S, sizeof(int64_t));
-  plan->buffers = gf_xcalloc((size_t)plan->nbuffers, sizeof *plan->buffers);
+  plan->host_clock = gf_calloc((size_t)S, sizeof(int64_t));
+  plan->scratch_clock = gf_calloc((size_t)S, sizeof(int64_t));
+  plan->events = gf_calloc((size_t)(wf->nevents ? wf->nevents : 1), sizeof *plan->events);
+  if (!plan->host_clock || !plan->scratch_clock || !plan->events) goto fail_oom;
+  for (int e = 0; e < wf->nevents; e++) {
+    plan->events[e].clock = gf_calloc((size_t)S, sizeof(int64_t));
+    if (!plan->events[e].clock) goto fail_oom;
+  }
+  plan->buffers = gf_calloc((size_t)plan->nbuffers, sizeof *plan->buffers);
+  if (!plan->buffers) goto fail_oom;
   gf_plan_reset(plan);
   *out = plan;
   return GF_OK;
+
+fail_oom:
+  st = gf_oom(diag, "creating the plan");
+fail:
+  gf_plan_free(plan);
+  return st;
 }
 
 void gf_plan_reset(gf_plan *plan) {
@@ -461,7 +488,7 @@ static int find_conflicts(const gf_plan *plan, const buffer_state *buf, gf_acces
 }
 
 /* Remembers an access, dropping those it makes redundant. */
-static void remember(buffer_state *buf, access me) {
+static void remember(gf_plan *plan, buffer_state *buf, access me) {
   int kept = 0;
   for (int i = 0; i < buf->count; i++) {
     const access *x = &buf->list[i];
@@ -470,9 +497,9 @@ static void remember(buffer_state *buf, access me) {
     if (!redundant) buf->list[kept++] = *x;
   }
   buf->count = kept;
-  if (buf->count == buf->cap) {
-    buf->cap = buf->cap ? 2 * buf->cap : 4;
-    buf->list = gf_xrealloc(buf->list, (size_t)buf->cap * sizeof *buf->list);
+  if (GF_GROW(buf->list, buf->cap, buf->count + 1) != GF_OK) {
+    plan->out_of_memory = 1;
+    return;
   }
   buf->list[buf->count++] = me;
 }
@@ -614,12 +641,13 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
     const gf_access_decl *decl = &task->access[r];
     buffer_state *buf = &plan->buffers[plan->field_base[decl->ref.field] + inst[r]];
     if (s < 0 && !(decl->access & GF_ACCESS_WRITE)) continue;
-    remember(buf, (access){.stream = s,
-                           .seq = seq,
-                           .task = t,
-                           .step = n,
-                           .writes = (decl->access & GF_ACCESS_WRITE) != 0,
-                           .region = decl->region});
+    remember(plan, buf,
+             (access){.stream = s,
+                      .seq = seq,
+                      .task = t,
+                      .step = n,
+                      .writes = (decl->access & GF_ACCESS_WRITE) != 0,
+                      .region = decl->region});
   }
   tp->history[n % tp->history_len] = (instance){.step = n, .stream = s, .seq = seq};
   tp->active++;
@@ -636,6 +664,10 @@ gf_status gf_plan_step(gf_plan *plan, int64_t n, gf_diag *diag, const gf_op **op
   for (int i = 0; i < plan->wf->ntasks; i++) {
     gf_status st = plan_task(plan, plan->order[i], n);
     if (st != GF_OK) return st;
+  }
+  if (plan->out_of_memory) {
+    plan->out_of_memory = 0;
+    return gf_oom(diag, "planning a step");
   }
   plan->next_step++;
   *ops = plan->ops;

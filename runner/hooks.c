@@ -188,7 +188,8 @@ static const char *error_text(lua_State *L) {
 
 gf_status gf_lua_open(gf_lua **out, const gf_lua_limits *limits, gf_diag *diag) {
   *out = NULL;
-  gf_lua *lua = gf_xcalloc(1, sizeof *lua);
+  gf_lua *lua = gf_calloc(1, sizeof *lua);
+  if (!lua) return gf_oom(diag, "opening the Lua state");
   lua->diag = diag;
   lua->memory_limit = limits && limits->memory_bytes ? limits->memory_bytes : GF_LUA_DEFAULT_MEMORY;
   lua->instruction_limit =
@@ -326,7 +327,7 @@ static void recover(gf_lua *lua, int status) {
  * than the Lua memory limit: a device (`lua: /dev/zero`), a FIFO or a huge
  * file would otherwise block or exhaust memory before Lua's own cap applies.
  * O_NONBLOCK keeps opening a FIFO from waiting for a writer. On failure
- * returns NULL with the reason in `why`. */
+ * returns NULL with the reason in `why`, empty when out of memory. */
 static char *read_hook_file(const char *path, size_t limit, size_t *size, char *why,
                             size_t why_size) {
   if (limit >= SIZE_MAX / 2) limit = SIZE_MAX / 2; /* room for limit + 1 below */
@@ -354,11 +355,18 @@ static char *read_hook_file(const char *path, size_t limit, size_t *size, char *
   /* st_size is a hint (a file may grow, /proc files say 0); the read stops
    * one byte past the limit either way. */
   size_t capacity = (size_t)st.st_size + 1, len = 0;
-  char *text = gf_xmalloc(capacity);
+  char *text = gf_malloc(capacity);
   for (;;) {
-    if (len == capacity) {
+    if (text && len == capacity) {
       capacity = capacity > limit / 2 ? limit + 1 : 2 * capacity;
-      text = gf_xrealloc(text, capacity);
+      char *grown = gf_realloc(text, capacity);
+      if (!grown) free(text);
+      text = grown;
+    }
+    if (!text) {
+      why[0] = '\0'; /* out of memory: no reason to quote */
+      close(fd);
+      return NULL;
     }
     ssize_t got = read(fd, text + len, capacity - len);
     if (got < 0 && errno == EINTR) continue;
@@ -386,8 +394,13 @@ gf_status gf_lua_load_file(gf_lua *lua, const char *path, gf_diag *diag, gf_loc 
   size_t size = 0;
   char why[128];
   char *text = read_hook_file(path, lua->memory_limit, &size, why, sizeof why);
+  if (!text && !why[0]) return gf_oom(diag, "reading a hook file");
   if (!text) return gf_diag_at(diag, loc, GF_INVALID, "cannot read hook file '%s': %s", path, why);
-  char *chunkname = gf_xasprintf("@%s", path); /* "@": messages read "path:line:" */
+  char *chunkname = gf_asprintf("@%s", path); /* "@": messages read "path:line:" */
+  if (!chunkname) {
+    free(text);
+    return gf_oom(diag, "loading a hook file");
+  }
   lua_State *L = lua->L;
   int base = lua_gettop(L) + 1;
   lua_pushcfunction(L, add_traceback);
@@ -446,9 +459,9 @@ gf_status gf_lua_find(gf_lua *lua, const char *function, int *hook_id, gf_diag *
     return gf_diag_at(diag, loc, GF_INVALID, "hook function '%s' is a %s, not a function", function,
                       args.type);
   }
-  if (lua->hook_count == lua->hook_capacity) {
-    lua->hook_capacity = lua->hook_capacity ? 2 * lua->hook_capacity : 8;
-    lua->hook_refs = gf_xrealloc(lua->hook_refs, (size_t)lua->hook_capacity * sizeof(int));
+  if (GF_GROW(lua->hook_refs, lua->hook_capacity, lua->hook_count + 1) != GF_OK) {
+    luaL_unref(lua->L, LUA_REGISTRYINDEX, args.ref);
+    return gf_oom(diag, "looking up the hook functions");
   }
   lua->hook_refs[lua->hook_count] = args.ref;
   *hook_id = lua->hook_count++;

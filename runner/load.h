@@ -74,6 +74,6 @@ gf_status gf_load_ref(loader *ld, yaml_node_t *node, gf_ref *ref);
 gf_status gf_load_hook(loader *ld, const yaml_node_t *node, int *out);
 
 /* "a, b, c"; caller frees. */
-char *gf_load_join(const char *const *names, int count);
+char *gf_load_join(const char *const *names, int count); /* NULL when out of memory */
 
 #endif

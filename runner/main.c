@@ -76,9 +76,9 @@ typedef struct cli {
   const char *command;
   const char *file;
   gf_override *overrides;
-  int noverrides;
+  int noverrides, overrides_cap;
   const char **plugins;
-  int nplugins;
+  int nplugins, plugins_cap;
   const char *backend;
   const char *out_dir;
   int device;
@@ -102,6 +102,22 @@ static int parse_int(const char *text, int64_t *out) {
   if (errno || end == text || *end) return 0;
   *out = v;
   return 1;
+}
+
+static gf_status cli_out_of_memory(void) {
+  gf_diag diag;
+  gf_diag_init(&diag, NULL, NULL);
+  return gf_oom(&diag, "reading the command line");
+}
+
+/* Takes `key`, a heap string or NULL (out of memory). */
+static gf_status add_override(cli *c, char *key, const char *value) {
+  if (!key || GF_GROW(c->overrides, c->overrides_cap, c->noverrides + 1) != GF_OK) {
+    free(key);
+    return cli_out_of_memory();
+  }
+  c->overrides[c->noverrides++] = (gf_override){key, value};
+  return GF_OK;
 }
 
 static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
@@ -141,6 +157,7 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
   int opt;
   while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
     int64_t v;
+    gf_status st;
     switch (opt) {
       case OPT_HELP:
         fputs(*usage, stdout);
@@ -150,10 +167,8 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
         const char *eq = strchr(optarg, '=');
         if (!eq || eq == optarg)
           return usage_error(*usage, "--set needs KEY=VALUE, got '%s'", optarg);
-        c->overrides =
-            gf_xrealloc(c->overrides, (size_t)(c->noverrides + 1) * sizeof *c->overrides);
-        c->overrides[c->noverrides++] =
-            (gf_override){gf_xstrndup(optarg, (size_t)(eq - optarg)), eq + 1};
+        st = add_override(c, gf_strndup(optarg, (size_t)(eq - optarg)), eq + 1);
+        if (st != GF_OK) return st;
         break;
       }
       case OPT_LUA_MEMORY:
@@ -166,15 +181,15 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
           fprintf(stderr, "gflow: %s takes a positive integer, not '%s'\n%s", name, optarg, *usage);
           return GF_USAGE;
         }
-        c->overrides =
-            gf_xrealloc(c->overrides, (size_t)(c->noverrides + 1) * sizeof *c->overrides);
-        c->overrides[c->noverrides++] = (gf_override){
-            gf_xstrdup(opt == OPT_LUA_MEMORY ? "limits.lua_memory" : "limits.lua_instructions"),
-            optarg};
+        st = add_override(
+            c, gf_strdup(opt == OPT_LUA_MEMORY ? "limits.lua_memory" : "limits.lua_instructions"),
+            optarg);
+        if (st != GF_OK) return st;
         break;
       }
       case OPT_PLUGIN:
-        c->plugins = gf_xrealloc(c->plugins, (size_t)(c->nplugins + 1) * sizeof *c->plugins);
+        if (GF_GROW(c->plugins, c->plugins_cap, c->nplugins + 1) != GF_OK)
+          return cli_out_of_memory();
         c->plugins[c->nplugins++] = optarg;
         break;
       case OPT_BACKEND:
@@ -226,8 +241,9 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
 static gf_status open_registry(const cli *c, gf_diag *diag, gf_registry **out) {
   gf_registry *registry = gf_registry_create();
   *out = registry;
-  if (gf_kernels_register_builtin(gf_registry_registrar(registry)) != 0)
-    return gf_diag_error(diag, GF_INTERNAL, "internal: the built-in kernels did not register");
+  /* The built-in tables are checked by the tests: only memory can refuse them. */
+  if (!registry || gf_kernels_register_builtin(gf_registry_registrar(registry)) != 0)
+    return gf_oom(diag, "registering the built-in kernels");
   for (int i = 0; i < c->nplugins; i++) {
     gf_status st = gf_registry_load_plugin(registry, c->plugins[i], diag);
     if (st != GF_OK) return st;
@@ -296,7 +312,7 @@ static gf_status open_backend(const cli *c, gf_diag *diag, gf_backend **out) {
   }
   options.timing = 1; /* a clock read per task: always worth it on the CPU */
   if (gf_backend_cpu_create(&options, out) != GF_OK)
-    return gf_diag_error(diag, GF_INTERNAL, "cannot start the CPU backend");
+    return gf_oom(diag, "starting the CPU backend"); /* its only failure */
   fprintf(stderr, "gflow: backend cpu: %s\n", (*out)->description);
   return GF_OK;
 }
@@ -362,12 +378,15 @@ static gf_status run_command(cli *c) {
   if (st == GF_OK && strcmp(c->command, "run") == 0) {
     /* Compiled (and so checked) before anything runs: every step up to
      * GF_VALIDATE_MAX_STEPS; the run compiles the rest as it reaches it. */
-    st = gf_program_create(wf, plan, &program);
+    st = gf_program_create(wf, plan, &diag, &program);
     if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
     char *default_out = NULL;
     if (st == GF_OK) st = open_backend(c, &diag, &backend);
     if (st == GF_OK) {
-      if (!c->out_dir) default_out = gf_xasprintf("out/%s", wf->name);
+      if (!c->out_dir && !(default_out = gf_asprintf("out/%s", wf->name)))
+        st = gf_oom(&diag, "naming the output folder");
+    }
+    if (st == GF_OK) {
       gf_run_options options = {.out_dir = c->out_dir ? c->out_dir : default_out,
                                 .quiet = c->quiet,
                                 .stop = &stop_signal};

@@ -78,10 +78,12 @@ static gf_status check_capacity(gf_backend *b, const gf_workflow *wf, gf_diag *d
 static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
   const gf_workflow *wf = m->wf;
   gf_backend *b = m->b;
-  m->inst = gf_xcalloc((size_t)wf->nfields, sizeof(void **));
+  m->inst = gf_calloc((size_t)wf->nfields, sizeof(void **));
+  if (!m->inst) return gf_oom(diag, "allocating the fields");
   for (int f = 0; f < wf->nfields; f++) {
     const gf_field *field = &wf->fields[f];
-    m->inst[f] = gf_xcalloc((size_t)field->ring, sizeof(void *));
+    m->inst[f] = gf_calloc((size_t)field->ring, sizeof(void *));
+    if (!m->inst[f]) return gf_oom(diag, "allocating the fields");
     for (int k = 0; k < field->ring; k++)
       if (b->ops->alloc(b, field->space, field->bytes, NULL, &m->inst[f][k]) != GF_OK) {
         char a[32], c[32];
@@ -123,8 +125,8 @@ static gf_status initialise_fields(gf_memory *m, gf_field_init_fn init, void *us
   gf_status st = GF_OK;
   for (int f = 0; f < wf->nfields && st == GF_OK; f++) {
     const gf_field *field = &wf->fields[f];
-    void *host = gf_xmalloc(field->bytes);
-    st = init(user, f, host);
+    void *host = gf_malloc(field->bytes);
+    st = host ? init(user, f, host) : gf_oom(diag, "initialising the fields");
     for (int k = 0; k < field->ring && st == GF_OK; k++)
       if (b->ops->copy_async(b, stream, m->inst[f][k], host, field->bytes, (gf_tag){-1, -1, -1}) !=
               GF_OK ||
@@ -138,7 +140,9 @@ static gf_status initialise_fields(gf_memory *m, gf_field_init_fn init, void *us
 
 gf_status gf_memory_create(gf_backend *b, const gf_workflow *wf, gf_field_init_fn init,
                            void *init_user, gf_diag *diag, gf_memory **out) {
-  gf_memory *m = gf_xcalloc(1, sizeof *m);
+  *out = NULL;
+  gf_memory *m = gf_calloc(1, sizeof *m);
+  if (!m) return gf_oom(diag, "allocating the fields");
   m->b = b;
   m->wf = wf;
   *out = m;
@@ -156,11 +160,12 @@ void *gf_memory_instance(const gf_memory *m, int field, int inst) {
 gf_status gf_memory_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
                           void **out) {
   gf_backend *b = m->b;
-  if (b->ops->alloc(b, space, bytes, stream, out) != GF_OK) return GF_INTERNAL;
-  if (m->nextra == m->extra_cap) {
-    m->extra_cap = m->extra_cap ? 2 * m->extra_cap : 8;
-    m->extra = gf_xrealloc(m->extra, (size_t)m->extra_cap * sizeof *m->extra);
+  /* Room first: an allocation that could not be recorded would leak. */
+  if (GF_GROW(m->extra, m->extra_cap, m->nextra + 1) != GF_OK) {
+    snprintf(b->error, sizeof b->error, "out of memory: recording an allocation");
+    return GF_INTERNAL;
   }
+  if (b->ops->alloc(b, space, bytes, stream, out) != GF_OK) return GF_INTERNAL;
   m->extra[m->nextra++] = (allocation){*out, space, stream};
   return GF_OK;
 }
@@ -180,7 +185,7 @@ void gf_memory_destroy(gf_memory *m) {
     if (m->extra[i].ptr) m->b->ops->free(m->b, m->extra[i].space, m->extra[i].ptr, NULL);
   free(m->extra);
   if (m->inst)
-    for (int f = 0; f < m->wf->nfields; f++) {
+    for (int f = 0; f < m->wf->nfields && m->inst[f]; f++) {
       for (int k = 0; k < m->wf->fields[f].ring; k++)
         if (m->inst[f][k]) m->b->ops->free(m->b, m->wf->fields[f].space, m->inst[f][k], NULL);
       free(m->inst[f]);

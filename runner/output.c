@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -70,9 +71,20 @@ void gf_buf_printf(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (*len + (size_t)n + 1 > *cap) {
-    while (*len + (size_t)n + 1 > *cap) *cap = *cap ? *cap * 2 : 256;
-    *buf = gf_xrealloc(*buf, *cap);
+  if (*cap == SIZE_MAX) return; /* out of memory before */
+  if (n < 0 || *len + (size_t)n + 1 > *cap) {
+    size_t want = *cap ? *cap : 256;
+    while (n >= 0 && *len + (size_t)n + 1 > want) want *= 2;
+    char *grown = n < 0 ? NULL : gf_realloc(*buf, want);
+    if (!grown) {
+      free(*buf);
+      *buf = NULL;
+      *len = 0;
+      *cap = SIZE_MAX;
+      return;
+    }
+    *buf = grown;
+    *cap = want;
   }
   va_start(ap, fmt);
   vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
@@ -124,13 +136,14 @@ static int write_all(int fd, const void *data, size_t bytes, off_t offset) {
   return 0;
 }
 
+/* The paths below are NULL when out of memory. */
 static char *join_path(const char *dir, const char *name) {
-  return gf_xasprintf("%s/%s", dir, name);
+  return gf_asprintf("%s/%s", dir, name);
 }
 
 /* Where DIR/NAME is written until it is complete. */
 static char *temp_path(const char *dir, const char *name) {
-  return gf_xasprintf("%s/.%s.partial-%ld", dir, name, (long)getpid());
+  return gf_asprintf("%s/.%s.partial-%ld", dir, name, (long)getpid());
 }
 
 /* strerror, and what EFBIG means here: the process may not grow files that
@@ -155,9 +168,11 @@ static gf_status write_temp(const char *temp, const char *text, gf_diag *diag) {
 }
 
 gf_status gf_write_file_atomic(const char *dir, const char *name, const char *text, gf_diag *diag) {
-  char *final = join_path(dir, name);
-  char *temp = temp_path(dir, name);
-  gf_status st = write_temp(temp, text, diag);
+  char what[128];
+  snprintf(what, sizeof what, "writing %s", name);
+  char *final = text ? join_path(dir, name) : NULL;
+  char *temp = final ? temp_path(dir, name) : NULL;
+  gf_status st = temp ? write_temp(temp, text, diag) : gf_oom(diag, what);
   if (st == GF_OK && rename(temp, final) != 0) {
     st = gf_diag_error(diag, GF_IOERR, "cannot rename %s to %s: %s", temp, final, strerror(errno));
     unlink(temp);
@@ -168,7 +183,8 @@ gf_status gf_write_file_atomic(const char *dir, const char *name, const char *te
 }
 
 static gf_status make_dirs(const char *path, gf_diag *diag) {
-  char *p = gf_xstrdup(path);
+  char *p = gf_strdup(path);
+  if (!p) return gf_oom(diag, "creating the output folder");
   for (char *s = p + 1; *s; s++) {
     if (*s != '/') continue;
     *s = '\0';
@@ -235,15 +251,18 @@ static void *writer_main(void *arg) {
 
 gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
                            gf_diag *diag, gf_writer **out) {
-  gf_writer *w = gf_xcalloc(1, sizeof *w);
+  *out = NULL;
+  gf_writer *w = gf_calloc(1, sizeof *w);
+  if (!w) return gf_oom(diag, "creating the output writer");
   w->backend = backend;
   w->wf = wf;
   w->diag = diag;
-  w->dir = gf_xstrdup(out_dir);
-  w->files = gf_xcalloc((size_t)(wf->nfiles ? wf->nfiles : 1), sizeof *w->files);
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->changed, NULL);
   *out = w;
+  w->dir = gf_strdup(out_dir);
+  w->files = gf_calloc((size_t)wf->nfiles, sizeof *w->files);
+  if (!w->dir || !w->files) return gf_oom(diag, "creating the output writer");
 
   gf_status st = make_dirs(out_dir, diag);
   if (st != GF_OK) return st;
@@ -253,14 +272,15 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
     f->task = file->task;
     f->field = file->field;
     f->fd = -1;
-    f->name = gf_xstrdup(file->name);
-    f->temp_name = gf_xasprintf(".%s.partial-%ld", file->name, (long)getpid());
+    f->name = gf_strdup(file->name);
+    f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, (long)getpid());
     f->plane_bytes = file->plane_bytes;
     f->planes = file->planes;
-    f->written = gf_xcalloc((size_t)(file->planes + 7) / 8, 1);
+    f->written = gf_calloc((size_t)(file->planes + 7) / 8, 1);
     if (f->plane_bytes > w->slot_bytes) w->slot_bytes = f->plane_bytes;
 
-    char *path = join_path(out_dir, f->temp_name);
+    char *path = f->name && f->temp_name && f->written ? join_path(out_dir, f->temp_name) : NULL;
+    if (!path) return gf_oom(diag, "opening the output files");
     f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (f->fd < 0) {
       st = gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", path, strerror(errno));
@@ -273,11 +293,13 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
   }
   if (w->nfiles == 0) return GF_OK;
 
+  w->buffers = gf_calloc((size_t)wf->staging, sizeof(void *));
+  w->events = gf_calloc((size_t)wf->staging, sizeof(gf_event *));
+  w->free_slots = gf_calloc((size_t)wf->staging, sizeof(int));
+  w->queue = gf_calloc((size_t)wf->staging, sizeof(job));
+  if (!w->buffers || !w->events || !w->free_slots || !w->queue)
+    return gf_oom(diag, "creating the output staging buffers");
   w->nslots = wf->staging;
-  w->buffers = gf_xcalloc((size_t)w->nslots, sizeof(void *));
-  w->events = gf_xcalloc((size_t)w->nslots, sizeof(gf_event *));
-  w->free_slots = gf_xcalloc((size_t)w->nslots, sizeof(int));
-  w->queue = gf_xcalloc((size_t)w->nslots, sizeof(job));
   for (int i = 0; i < w->nslots; i++) {
     if (backend->ops->alloc(backend, GF_SPACE_PINNED, w->slot_bytes, NULL, &w->buffers[i]) != GF_OK)
       return gf_diag_error(diag, GF_INTERNAL,
@@ -397,7 +419,13 @@ static char *sidecar_json(const gf_writer *w, const out_file *f, const gf_run_in
   gf_json_string(&b, &len, &cap, wf->path);
   gf_buf_printf(&b, &len, &cap,
                 ",\n  \"gflow_version\": \"%s\",\n  \"resolved_workflow\": ", GFLOW_VERSION);
-  gf_json_string(&b, &len, &cap, info->resolved_yaml ? info->resolved_yaml : "");
+  /* A run that keeps its files always passes the resolved workflow: NULL here
+   * is the copy that ran out of memory, and the sidecar must not lie. */
+  if (!info->resolved_yaml) {
+    free(b);
+    return NULL;
+  }
+  gf_json_string(&b, &len, &cap, info->resolved_yaml);
   gf_buf_printf(&b, &len, &cap, "\n}\n");
   return b;
 }
@@ -433,6 +461,13 @@ static gf_status rename_into_place(gf_writer *w, const char *from, const char *t
   return gf_diag_error(w->diag, GF_IOERR, "cannot rename %s to %s: %s", from, to, strerror(errno));
 }
 
+/* Removes DIR/NAME+SUFFIX; a path built in place, so clean-up never needs
+ * memory. */
+static void remove_at(const char *dir, const char *name, const char *suffix) {
+  char path[PATH_MAX];
+  if (snprintf(path, sizeof path, "%s/%s%s", dir, name, suffix) < (int)sizeof path) unlink(path);
+}
+
 gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info) {
   stop_thread(w);
   gf_status st = gf_writer_status(w);
@@ -440,12 +475,20 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info) {
   for (int i = 0; i < w->nfiles && ok; i++)
     if ((st = settle_file(w, &w->files[i])) != GF_OK) ok = 0;
   /* Sidecars are written whole before anything is renamed. */
-  char **sidecar_temp = gf_xcalloc((size_t)w->nfiles + 1, sizeof *sidecar_temp);
+  char **sidecar_temp = gf_calloc((size_t)w->nfiles + 1, sizeof *sidecar_temp);
+  if (!sidecar_temp && ok) {
+    st = gf_oom(w->diag, "finishing the output files");
+    ok = 0;
+  }
   for (int i = 0; i < w->nfiles && ok; i++) {
     char *json = sidecar_json(w, &w->files[i], info);
-    char *sidecar = gf_xasprintf("%s.json", w->files[i].name);
-    sidecar_temp[i] = temp_path(w->dir, sidecar);
-    if ((st = write_temp(sidecar_temp[i], json, w->diag)) != GF_OK) ok = 0;
+    char *sidecar = gf_asprintf("%s.json", w->files[i].name);
+    sidecar_temp[i] = sidecar ? temp_path(w->dir, sidecar) : NULL;
+    if (!json || !sidecar_temp[i])
+      st = gf_oom(w->diag, "writing the output sidecars");
+    else
+      st = write_temp(sidecar_temp[i], json, w->diag);
+    if (st != GF_OK) ok = 0;
     free(sidecar);
     free(json);
   }
@@ -453,8 +496,11 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info) {
   for (int i = 0; i < w->nfiles && ok; i++) {
     out_file *f = &w->files[i];
     char *from = join_path(w->dir, f->temp_name), *to = join_path(w->dir, f->name);
-    char *sidecar = gf_xasprintf("%s.json", to);
-    if ((st = rename_into_place(w, from, to)) == GF_OK) f->renamed = 1;
+    char *sidecar = to ? gf_asprintf("%s.json", to) : NULL;
+    if (!from || !sidecar)
+      st = gf_oom(w->diag, "naming the output files");
+    else if ((st = rename_into_place(w, from, to)) == GF_OK)
+      f->renamed = 1;
     if (st == GF_OK && (st = rename_into_place(w, sidecar_temp[i], sidecar)) == GF_OK)
       f->renamed = 2;
     if (st != GF_OK) ok = 0;
@@ -465,18 +511,12 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info) {
   if (!ok) /* nothing half-written keeps a name that looks complete */
     for (int i = 0; i < w->nfiles; i++) {
       out_file *f = &w->files[i];
-      char *path = join_path(w->dir, f->renamed ? f->name : f->temp_name);
-      unlink(path);
-      free(path);
-      if (f->renamed == 2) {
-        path = gf_xasprintf("%s/%s.json", w->dir, f->name);
-        unlink(path);
-        free(path);
-      }
-      if (sidecar_temp[i]) unlink(sidecar_temp[i]);
+      remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
+      if (f->renamed == 2) remove_at(w->dir, f->name, ".json");
+      if (sidecar_temp && sidecar_temp[i]) unlink(sidecar_temp[i]);
       f->renamed = 0;
     }
-  for (int i = 0; i < w->nfiles; i++) free(sidecar_temp[i]);
+  for (int i = 0; sidecar_temp && i < w->nfiles; i++) free(sidecar_temp[i]);
   free(sidecar_temp);
   return ok ? GF_OK : (st != GF_OK ? st : GF_INTERNAL);
 }
@@ -516,9 +556,7 @@ void gf_writer_destroy(gf_writer *w) {
     out_file *f = &w->files[i];
     if (f->fd >= 0) {
       close(f->fd);
-      char *path = join_path(w->dir, f->temp_name);
-      unlink(path);
-      free(path);
+      remove_at(w->dir, f->temp_name, "");
     }
     free(f->name);
     free(f->temp_name);

@@ -68,14 +68,21 @@ typedef struct gf_run_info {
 gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info);
 
 /* After gf_writer_finish: what the files hold, one line for a message,
- * e.g. "array_out.dat planes [[2, 56]]". Caller frees. */
+ * e.g. "array_out.dat planes [[2, 56]]". Caller frees; NULL when out of
+ * memory. */
 char *gf_writer_summary(const gf_writer *w);
 
 void gf_writer_destroy(gf_writer *w);
 
-/* Writes `text` to DIR/NAME atomically (temporary file, fsync, rename). */
+/* Writes `text` to DIR/NAME atomically (temporary file, fsync, rename).
+ * `text` NULL (a gf_buf_printf buffer that ran out of memory) reports
+ * `out of memory: writing NAME` and writes nothing. */
 gf_status gf_write_file_atomic(const char *dir, const char *name, const char *text, gf_diag *diag);
 
+/* A growing text buffer is three variables, `char *buf = NULL; size_t len =
+ * 0, cap = 0;`. Out of memory, the buffer is freed, *buf becomes NULL and
+ * stays so (further appends do nothing): the builder checks *buf once at the
+ * end. */
 /* Appends `s` to `buf` as a JSON string literal (quotes and escapes). */
 void gf_json_string(char **buf, size_t *len, size_t *cap, const char *s);
 /* printf-append to a growing buffer. */

@@ -14,6 +14,8 @@ struct gf_emitter {
   const gf_task_instance *instance; /* being emitted */
   gf_instr *instrs;
   int count, cap;
+  int out_of_memory; /* an instruction could not be appended */
+  gf_instr spare;    /* what gf_emit hands out then */
 };
 
 struct gf_program {
@@ -51,11 +53,11 @@ const char *gf_instr_kind_name(gf_instr_kind kind) {
 /* ---- emitting ---- */
 
 gf_instr *gf_emit(gf_emitter *e, gf_instr_kind kind) {
-  if (e->count == e->cap) {
-    e->cap = e->cap ? 2 * e->cap : 32;
-    e->instrs = gf_xrealloc(e->instrs, (size_t)e->cap * sizeof *e->instrs);
-  }
-  gf_instr *in = &e->instrs[e->count++];
+  gf_instr *in = &e->spare;
+  if (GF_GROW(e->instrs, e->cap, e->count + 1) == GF_OK)
+    in = &e->instrs[e->count++];
+  else
+    e->out_of_memory = 1;
   memset(in, 0, sizeof *in);
   in->kind = kind;
   in->task = e->instance ? e->instance->task : -1;
@@ -160,7 +162,11 @@ static gf_status lower(gf_program *p, const gf_op *op) {
 /* Brackets each run of capturable stream work with markers. */
 static void mark_capture_runs(gf_emitter *e, int first) {
   int n = e->count - first;
-  gf_instr *step = gf_xmalloc((size_t)(n ? n : 1) * sizeof *step);
+  gf_instr *step = gf_malloc((size_t)n * sizeof *step);
+  if (!step) {
+    e->out_of_memory = 1;
+    return;
+  }
   memcpy(step, e->instrs + first, (size_t)n * sizeof *step);
   e->count = first;
   int open = 0;
@@ -235,7 +241,8 @@ static void table_insert(gf_program *p, int id) {
     }
 }
 
-/* The id of the body holding `instrs`, adding it when new. */
+/* The id of the body holding `instrs`, adding it when new; -1 when out of
+ * memory (the program is unchanged then). */
 static int intern(gf_program *p, const gf_instr *instrs, int n) {
   uint64_t h = hash_instrs(instrs, n);
   if (p->table_cap) {
@@ -247,27 +254,31 @@ static int intern(gf_program *p, const gf_instr *instrs, int n) {
         return id;
     }
   }
-  if (p->nbodies == p->bodies_cap) {
-    p->bodies_cap = p->bodies_cap ? 2 * p->bodies_cap : 16;
-    p->bodies = gf_xrealloc(p->bodies, (size_t)p->bodies_cap * sizeof *p->bodies);
-    p->body_hash = gf_xrealloc(p->body_hash, (size_t)p->bodies_cap * sizeof *p->body_hash);
+  int hash_cap = p->bodies_cap;
+  if (GF_GROW(p->bodies, p->bodies_cap, p->nbodies + 1) != GF_OK ||
+      GF_GROW(p->body_hash, hash_cap, p->bodies_cap) != GF_OK)
+    return -1;
+  /* The table keeps at most half its slots used. */
+  if (2 * (p->nbodies + 1) > p->table_cap) {
+    int table_cap = p->table_cap ? 2 * p->table_cap : 64;
+    int *table = gf_calloc((size_t)table_cap, sizeof *table);
+    if (!table) return -1;
+    free(p->table);
+    p->table = table;
+    p->table_cap = table_cap;
+    for (int i = 0; i < p->nbodies; i++) table_insert(p, i);
   }
+  gf_instr *copy = gf_malloc((size_t)n * sizeof *copy);
+  if (!copy) return -1;
   int id = p->nbodies++;
   gf_body *body = &p->bodies[id];
   body->ninstrs = n;
-  body->instrs = gf_xmalloc((size_t)(n ? n : 1) * sizeof *body->instrs);
+  body->instrs = copy;
   memcpy(body->instrs, instrs, (size_t)n * sizeof *instrs);
   body->host_instrs = 0;
   for (int i = 0; i < n; i++) body->host_instrs += on_host(&instrs[i]);
   p->body_hash[id] = h;
-  if (2 * p->nbodies > p->table_cap) { /* grow and rehash */
-    free(p->table);
-    p->table_cap = p->table_cap ? 2 * p->table_cap : 64;
-    p->table = gf_xcalloc((size_t)p->table_cap, sizeof *p->table);
-    for (int i = 0; i < p->nbodies; i++) table_insert(p, i);
-  } else {
-    table_insert(p, id);
-  }
+  table_insert(p, id);
   return id;
 }
 
@@ -280,29 +291,33 @@ static void free_segments(gf_program *p) {
   p->nsegments = 0;
 }
 
-static void add_segment(gf_program *p, int *cap, int64_t first, int64_t steps, int period,
-                        const int *ids) {
-  if (p->nsegments == *cap) {
-    *cap = *cap ? 2 * *cap : 8;
-    p->segments = gf_xrealloc(p->segments, (size_t)*cap * sizeof *p->segments);
+static gf_status add_segment(gf_program *p, int *cap, int64_t first, int64_t steps, int period,
+                             const int *ids) {
+  int *bodies = gf_malloc((size_t)period * sizeof(int));
+  if (!bodies || GF_GROW(p->segments, *cap, p->nsegments + 1) != GF_OK) {
+    free(bodies);
+    return GF_INTERNAL;
   }
   gf_segment *seg = &p->segments[p->nsegments++];
   seg->first = first;
   seg->steps = steps;
   seg->period = period;
-  seg->bodies = gf_xmalloc((size_t)period * sizeof(int));
+  seg->bodies = bodies;
   memcpy(seg->bodies, ids, (size_t)period * sizeof(int));
   seg->capturable = 1;
   for (int i = 0; i < period; i++) seg->capturable &= p->bodies[ids[i]].host_instrs == 0;
+  return GF_OK;
 }
 
 /* Splits the body ids of steps first .. first + n - 1 into segments: at
  * each step the period that repeats furthest (at least twice), else a
- * literal run up to where a period starts. */
-static void find_segments(gf_program *p, int64_t first, const int *ids, int64_t n) {
+ * literal run up to where a period starts. GF_INTERNAL, unreported, when out
+ * of memory. */
+static gf_status find_segments(gf_program *p, int64_t first, const int *ids, int64_t n) {
   int cap = 0;
   int64_t literal = -1; /* start of an open literal run */
-  for (int64_t i = 0; i < n;) {
+  gf_status st = GF_OK;
+  for (int64_t i = 0; i < n && st == GF_OK;) {
     int best_period = 0;
     int64_t best_len = 0;
     for (int period = 1; period <= MAX_PERIOD && i + 2 * period <= n; period++) {
@@ -320,20 +335,23 @@ static void find_segments(gf_program *p, int64_t first, const int *ids, int64_t 
       continue;
     }
     if (literal >= 0) {
-      add_segment(p, &cap, first + literal, i - literal, (int)(i - literal), ids + literal);
+      st = add_segment(p, &cap, first + literal, i - literal, (int)(i - literal), ids + literal);
       literal = -1;
     }
-    add_segment(p, &cap, first + i, best_len, best_period, ids + i);
+    if (st == GF_OK) st = add_segment(p, &cap, first + i, best_len, best_period, ids + i);
     i += best_len;
   }
-  if (literal >= 0)
-    add_segment(p, &cap, first + literal, n - literal, (int)(n - literal), ids + literal);
+  if (literal >= 0 && st == GF_OK)
+    st = add_segment(p, &cap, first + literal, n - literal, (int)(n - literal), ids + literal);
+  return st;
 }
 
 /* ---- the program ---- */
 
-gf_status gf_program_create(const gf_workflow *wf, gf_plan *plan, gf_program **out) {
-  gf_program *p = gf_xcalloc(1, sizeof *p);
+gf_status gf_program_create(const gf_workflow *wf, gf_plan *plan, gf_diag *diag, gf_program **out) {
+  *out = NULL;
+  gf_program *p = gf_calloc(1, sizeof *p);
+  if (!p) return gf_oom(diag, "creating the program");
   p->wf = wf;
   p->plan = plan;
   p->nslots = gf_plan_event_slots(plan);
@@ -352,10 +370,12 @@ gf_status gf_program_compile(gf_program *p, int64_t from, int64_t max_steps, gf_
   if (from == 0) gf_plan_reset(p->plan);
   int64_t to = p->wf->steps - from < max_steps ? p->wf->steps : from + max_steps;
   int64_t n = to - from;
-  int *ids = gf_xmalloc((size_t)(n ? n : 1) * sizeof(int));
+  int *ids = gf_malloc((size_t)n * sizeof(int));
+  if (!ids) return gf_oom(diag, "compiling the program");
   gf_emitter *e = &p->emitter;
   gf_status st = GF_OK;
   int first_new = p->nbodies;
+  int out_of_memory = 0; /* in the emitter, a body or the segments: not reported yet */
   for (int64_t k = 0; k < n && st == GF_OK; k++) {
     const gf_op *ops = NULL;
     int nops = 0;
@@ -363,15 +383,23 @@ gf_status gf_program_compile(gf_program *p, int64_t from, int64_t max_steps, gf_
     e->count = 0;
     for (int i = 0; i < nops && st == GF_OK; i++) st = lower(p, &ops[i]);
     if (st != GF_OK) break;
-    mark_capture_runs(e, 0);
-    ids[k] = intern(p, e->instrs, e->count);
+    if (!e->out_of_memory) mark_capture_runs(e, 0);
+    ids[k] = e->out_of_memory ? -1 : intern(p, e->instrs, e->count);
+    if (ids[k] < 0) {
+      out_of_memory = 1;
+      break;
+    }
   }
-  if (st == GF_OK) {
+  if (st == GF_OK && !out_of_memory) {
     free_segments(p);
-    find_segments(p, from, ids, n);
-    p->end = to;
+    if (find_segments(p, from, ids, n) == GF_OK)
+      p->end = to;
+    else
+      out_of_memory = 1;
   }
   free(ids);
+  e->out_of_memory = 0;
+  if (out_of_memory) return gf_oom(diag, "compiling the program");
   if (st == GF_OK && p->instance)
     for (int b = first_new; b < p->nbodies && st == GF_OK; b++)
       st = bind_body(p, &p->bodies[b], diag);
@@ -398,8 +426,8 @@ static gf_status bind_body(gf_program *p, gf_body *body, gf_diag *diag) {
       int nparams = 0;
       while (in->kernel->params[nparams].name) nparams++;
       in->args = aligned_alloc(64, GF_MAX_KERNEL_ARGS_SIZE);
-      if (!in->args) return gf_diag_error(diag, GF_INTERNAL, "out of memory binding the program");
-      in->params = gf_xcalloc((size_t)(nparams ? nparams : 1), sizeof *in->params);
+      in->params = gf_calloc((size_t)nparams, sizeof *in->params);
+      if (!in->args || !in->params) return gf_oom(diag, "binding the program");
       gf_status st = in->bind(wf, task, data, in->args, in->params, &in->nparams);
       if (st != GF_OK) return st;
       in->points = in->kernel->points ? in->kernel->points(in->args) : 0;

@@ -127,7 +127,7 @@ typedef struct gf_program gf_program;
  * or an out-of-range index is reported at its task and returns GF_INVALID. */
 gf_status gf_program_compile(gf_program *program, int64_t from, int64_t max_steps, gf_diag *diag);
 
-gf_status gf_program_create(const gf_workflow *wf, gf_plan *plan, gf_program **out);
+gf_status gf_program_create(const gf_workflow *wf, gf_plan *plan, gf_diag *diag, gf_program **out);
 void gf_program_free(gf_program *program);
 
 gf_plan *gf_program_plan(const gf_program *program);
@@ -156,7 +156,9 @@ void gf_program_write_summary(const gf_program *program, FILE *out);
 /* ---- the interface a task kind's emit uses ---- */
 
 /* Appends an instruction (kind set, the rest zero, task and stream from the
- * instance being emitted) and returns it for the caller to fill. */
+ * instance being emitted) and returns it for the caller to fill. Out of
+ * memory, it returns a scratch instruction and the compiler reports the
+ * failure once the step is emitted, so an emit need not check. */
 gf_instr *gf_emit(gf_emitter *e, gf_instr_kind kind);
 /* An instance operand for access `a` of the task being emitted. */
 gf_operand gf_emit_access(gf_emitter *e, int a);

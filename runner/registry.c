@@ -11,6 +11,7 @@ struct gf_registry {
   gf_registrar registrar; /* ctx points back at the registry */
   gf_diag *diag;          /* where a refused kernel is reported: own_diag or the caller's */
   gf_diag own_diag;       /* stderr, until gf_registry_set_diag */
+  int out_of_memory;      /* a kernel was refused for want of memory (not reported) */
 };
 
 /* Checks a kernel's table so the loader can trust offsets, sizes and names. */
@@ -81,17 +82,17 @@ static int kernel_table_ok(gf_registry *registry, const gf_kernel *kernel) {
 static int registry_add_kernel(void *ctx, const gf_kernel *kernel) {
   gf_registry *registry = ctx;
   if (!kernel_table_ok(registry, kernel)) return 1;
-  if (registry->count == registry->capacity) {
-    registry->capacity = registry->capacity ? 2 * registry->capacity : 8;
-    registry->kernels =
-        gf_xrealloc(registry->kernels, (size_t)registry->capacity * sizeof *registry->kernels);
+  if (GF_GROW(registry->kernels, registry->capacity, registry->count + 1) != GF_OK) {
+    registry->out_of_memory = 1;
+    return 1;
   }
   registry->kernels[registry->count++] = kernel;
   return 0;
 }
 
 gf_registry *gf_registry_create(void) {
-  gf_registry *registry = gf_xcalloc(1, sizeof *registry);
+  gf_registry *registry = gf_calloc(1, sizeof *registry);
+  if (!registry) return NULL;
   registry->registrar.ctx = registry;
   registry->registrar.add_kernel = registry_add_kernel;
   gf_diag_init(&registry->own_diag, NULL, NULL);
@@ -133,7 +134,8 @@ const gf_kernel *gf_registry_at(const gf_registry *registry, int i) {
 
 gf_status gf_registry_load_plugin(gf_registry *registry, const char *path, gf_diag *diag) {
   /* dlopen searches the library path for a bare name; a plugin is a file. */
-  char *file = strchr(path, '/') ? gf_xstrdup(path) : gf_xasprintf("./%s", path);
+  char *file = strchr(path, '/') ? gf_strdup(path) : gf_asprintf("./%s", path);
+  if (!file) return gf_oom(diag, "loading a plugin");
   void *handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
   free(file);
   if (!handle) return gf_diag_error(diag, GF_NOINPUT, "cannot load plugin %s: %s", path, dlerror());
@@ -160,6 +162,11 @@ gf_status gf_registry_load_plugin(gf_registry *registry, const char *path, gf_di
   if (failed) {
     /* Kernels it added point into the library about to be closed. */
     registry->count = before;
+    if (registry->out_of_memory) {
+      registry->out_of_memory = 0;
+      dlclose(handle);
+      return gf_oom(diag, "registering the kernels of a plugin");
+    }
     gf_diag_error(diag, GF_INVALID, "plugin %s (%s) failed to register its kernels", path,
                   plugin->name ? plugin->name : "unnamed");
     goto fail_close;

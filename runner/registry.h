@@ -12,6 +12,7 @@
 
 typedef struct gf_registry gf_registry;
 
+/* NULL when out of memory. */
 gf_registry *gf_registry_create(void);
 void gf_registry_free(gf_registry *registry);
 

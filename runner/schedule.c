@@ -3,11 +3,20 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static void add_stream(gf_sched_streams *streams, char *name) {
-  streams->names = gf_xrealloc(streams->names, (size_t)(streams->count + 1) * sizeof(char *));
+/* Takes `name`, a heap string or NULL (out of memory). */
+static gf_status add_stream(gf_sched_streams *streams, char *name) {
+  char **names =
+      name ? gf_realloc(streams->names, (size_t)(streams->count + 1) * sizeof *names) : NULL;
+  if (!names) {
+    free(name);
+    return GF_INTERNAL;
+  }
+  streams->names = names;
   streams->names[streams->count++] = name;
+  return GF_OK;
 }
 
 gf_status gf_group_member(const gf_stream_group *groups, const gf_stream_ref *ref, int64_t n,
@@ -30,9 +39,9 @@ gf_status gf_group_member(const gf_stream_group *groups, const gf_stream_ref *re
 
 /* ---- sync: one stream, the host waits for every copy ---- */
 
-static void one_stream(const gf_workflow *wf, gf_sched_streams *streams) {
+static gf_status one_stream(const gf_workflow *wf, gf_sched_streams *streams) {
   (void)wf;
-  add_stream(streams, gf_xstrdup("main"));
+  return add_stream(streams, gf_strdup("main"));
 }
 
 static gf_status first_stream(const gf_workflow *wf, gf_sched_streams *streams, int t, int64_t n,
@@ -59,11 +68,13 @@ static const gf_schedule sync_schedule = {
 
 /* ---- streams and events: the workflow's streams ---- */
 
-static void workflow_streams(const gf_workflow *wf, gf_sched_streams *streams) {
-  for (int s = 0; s < wf->nstreams; s++) {
+static gf_status workflow_streams(const gf_workflow *wf, gf_sched_streams *streams) {
+  gf_status st = GF_OK;
+  for (int s = 0; s < wf->nstreams && st == GF_OK; s++) {
     char buf[128];
-    add_stream(streams, gf_xstrdup(gf_workflow_stream_name(wf, s, buf, sizeof buf)));
+    st = add_stream(streams, gf_strdup(gf_workflow_stream_name(wf, s, buf, sizeof buf)));
   }
+  return st;
 }
 
 static gf_status task_stream(const gf_workflow *wf, gf_sched_streams *streams, int t, int64_t n,
@@ -104,7 +115,7 @@ static const gf_schedule events_schedule = {
 
 /* One IO stream per instance of the deepest ring a copy reads (at most 8),
  * so each copy of a rotating field can proceed on its own. */
-static void auto_streams(const gf_workflow *wf, gf_sched_streams *streams) {
+static gf_status auto_streams(const gf_workflow *wf, gf_sched_streams *streams) {
   int io = 0, deepest = 1;
   for (int t = 0; t < wf->ntasks; t++) {
     const gf_task *task = &wf->tasks[t];
@@ -115,9 +126,11 @@ static void auto_streams(const gf_workflow *wf, gf_sched_streams *streams) {
           wf->fields[task->access[a].ref.field].ring > deepest)
         deepest = wf->fields[task->access[a].ref.field].ring;
   }
-  add_stream(streams, gf_xstrdup("compute"));
+  gf_status st = add_stream(streams, gf_strdup("compute"));
   streams->io_streams = io ? (deepest < 8 ? deepest : 8) : 0;
-  for (int k = 0; k < streams->io_streams; k++) add_stream(streams, gf_xasprintf("io[%d]", k));
+  for (int k = 0; k < streams->io_streams && st == GF_OK; k++)
+    st = add_stream(streams, gf_asprintf("io[%d]", k));
+  return st;
 }
 
 static gf_status auto_stream(const gf_workflow *wf, gf_sched_streams *streams, int t, int64_t n,

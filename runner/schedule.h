@@ -41,8 +41,9 @@ struct gf_schedule {
   const char *name;
   const char *summary; /* one line for messages and documentation */
   unsigned flags;
-  /* Appends the streams of this schedule for `wf` (names are heap strings). */
-  void (*declare_streams)(const gf_workflow *wf, gf_sched_streams *streams);
+  /* Appends the streams of this schedule for `wf` (names are heap strings);
+   * GF_INTERNAL, unreported, when out of memory. */
+  gf_status (*declare_streams)(const gf_workflow *wf, gf_sched_streams *streams);
   /* The stream task t runs on at step n; GF_INVALID with a message when a
    * stream index is out of range. Not called for host tasks. */
   gf_status (*stream_of)(const gf_workflow *wf, gf_sched_streams *streams, int t, int64_t n,

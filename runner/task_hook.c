@@ -8,7 +8,8 @@
 #include "task_hook.h"
 
 static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
-  gf_hook_task *h = gf_xcalloc(1, sizeof *h);
+  gf_hook_task *h = gf_calloc(1, sizeof *h);
+  if (!h) return gf_oom(gf_load_diag(ld), "loading a hook task");
   task->data = h;
   return gf_load_hook(ld, yaml->value, &h->hook);
 }

@@ -155,10 +155,12 @@ static gf_status unknown_kernel(loader *ld, yaml_node_t *node, const char *name)
   int count = gf_registry_count(registry);
   if (count == 0)
     return gf_load_fail(ld, node, "unknown kernel '%s'; no kernels are registered", name);
-  const char **names = gf_xcalloc((size_t)count, sizeof *names);
-  for (int i = 0; i < count; i++) names[i] = gf_registry_at(registry, i)->name;
-  char *list = gf_load_join(names, count);
-  gf_status status = gf_load_fail(ld, node, "unknown kernel '%s'; known kernels: %s", name, list);
+  const char **names = gf_calloc((size_t)count, sizeof *names);
+  for (int i = 0; names && i < count; i++) names[i] = gf_registry_at(registry, i)->name;
+  char *list = names ? gf_load_join(names, count) : NULL;
+  gf_status status =
+      list ? gf_load_fail(ld, node, "unknown kernel '%s'; known kernels: %s", name, list)
+           : gf_oom(gf_load_diag(ld), "listing the kernels");
   free(list);
   free(names);
   return status;
@@ -171,12 +173,14 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
   if (!name) return gf_load_fail_type(ld, kernel_node, "a kernel name");
   const gf_kernel *kernel = gf_registry_find(gf_load_registry(ld), name);
   if (!kernel) return unknown_kernel(ld, kernel_node, name);
-  gf_kernel_task *k = gf_xcalloc(1, sizeof *k);
+  gf_kernel_task *k = gf_calloc(1, sizeof *k);
+  if (!k) return gf_oom(gf_load_diag(ld), "loading a kernel task");
   task->data = k;
   k->kernel = kernel;
   int nparams = 0;
   while (kernel->params[nparams].name) nparams++;
-  k->args = gf_xcalloc((size_t)nparams, sizeof *k->args);
+  k->args = gf_calloc((size_t)nparams, sizeof *k->args);
+  if (!k->args) return gf_oom(gf_load_diag(ld), "loading a kernel task");
   k->nargs = nparams;
   for (int i = 0; i < nparams; i++) {
     k->args[i].param = &kernel->params[i];
@@ -190,7 +194,8 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
                             kernel->name, GF_MAX_TASK_REFS);
       k->args[p].access = task->naccess++;
     }
-  yaml_node_t **given = gf_xcalloc((size_t)nparams, sizeof *given);
+  yaml_node_t **given = gf_calloc((size_t)nparams, sizeof *given);
+  if (!given) return gf_oom(gf_load_diag(ld), "loading a kernel task");
   yaml_node_pair_t *pairs = NULL;
   int count = 0;
   gf_status status = args_node ? gf_load_pairs(ld, args_node, "args", &pairs, &count) : GF_OK;
@@ -199,11 +204,12 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
     int p = 0;
     while (p < nparams && strcmp(kernel->params[p].name, gf_load_scalar(key)) != 0) p++;
     if (p == nparams) {
-      const char **names = gf_xcalloc((size_t)nparams, sizeof *names);
-      for (int j = 0; j < nparams; j++) names[j] = kernel->params[j].name;
-      char *list = gf_load_join(names, nparams);
-      status = gf_load_fail(ld, key, "kernel %s has no parameter '%s'; its parameters: %s",
-                            kernel->name, gf_load_scalar(key), list);
+      const char **names = gf_calloc((size_t)nparams, sizeof *names);
+      for (int j = 0; names && j < nparams; j++) names[j] = kernel->params[j].name;
+      char *list = names ? gf_load_join(names, nparams) : NULL;
+      status = list ? gf_load_fail(ld, key, "kernel %s has no parameter '%s'; its parameters: %s",
+                                   kernel->name, gf_load_scalar(key), list)
+                    : gf_oom(gf_load_diag(ld), "listing the kernel's parameters");
       free(list);
       free(names);
       break;

@@ -18,7 +18,8 @@ static const gf_key_spec output_keys[] = {
 static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
   gf_workflow *wf = gf_load_workflow(ld);
   yaml_node_t *node = yaml->value, *values[4] = {NULL};
-  gf_output_task *o = gf_xcalloc(1, sizeof *o);
+  gf_output_task *o = gf_calloc(1, sizeof *o);
+  if (!o) return gf_oom(gf_load_diag(ld), "loading an output task");
   task->data = o;
   o->file = -1;
   gf_ref from;
@@ -49,9 +50,15 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
       return gf_diag_at(gf_load_diag(ld), task->loc, GF_INVALID,
                         "tasks '%s' and '%s' both write '%s'", wf->tasks[wf->files[f].task].name,
                         task->name, file);
-  wf->files = gf_xrealloc(wf->files, (size_t)(wf->nfiles + 1) * sizeof *wf->files);
+  char *name = gf_strdup(file);
+  gf_file *files = name ? gf_realloc(wf->files, (size_t)(wf->nfiles + 1) * sizeof *files) : NULL;
+  if (!files) {
+    free(name);
+    return gf_oom(gf_load_diag(ld), "loading an output task");
+  }
+  wf->files = files;
   o->file = wf->nfiles;
-  wf->files[wf->nfiles++] = (gf_file){.name = gf_xstrdup(file),
+  wf->files[wf->nfiles++] = (gf_file){.name = name,
                                       .task = (int)(task - wf->tasks),
                                       .field = from.field,
                                       .planes = planes,

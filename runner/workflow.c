@@ -119,16 +119,32 @@ static size_t identifier_length(const char *s) {
   return i;
 }
 
-/* A growable string for lists in messages and for the emitted YAML. */
+/* `out of memory: loading the workflow`, reported once where it happened. */
+static gf_status load_oom(loader *ld) {
+  return gf_oom(ld->diag, "loading the workflow");
+}
+
+/* A growable string for lists in messages and for the emitted YAML. Out of
+ * memory, `failed` is set, `data` freed and NULL, and later appends do
+ * nothing: the builder checks once, at the end. */
 typedef struct strbuf {
   char *data;
   size_t len, cap;
+  int failed;
 } strbuf;
 
 static void sb_append(strbuf *sb, const char *s, size_t n) {
+  if (sb->failed) return;
   if (sb->len + n + 1 > sb->cap) {
-    sb->cap = (sb->len + n + 1) * 2;
-    sb->data = gf_xrealloc(sb->data, sb->cap);
+    size_t cap = (sb->len + n + 1) * 2;
+    char *grown = gf_realloc(sb->data, cap);
+    if (!grown) {
+      free(sb->data);
+      *sb = (strbuf){.failed = 1};
+      return;
+    }
+    sb->data = grown;
+    sb->cap = cap;
   }
   memcpy(sb->data + sb->len, s, n);
   sb->len += n;
@@ -320,6 +336,7 @@ static gf_status get_choice(loader *ld, const yaml_node_t *node, const char *wha
   *out = s ? find_name(names, count, s) : -1;
   if (*out >= 0) return GF_OK;
   char *list = gf_load_join(names, count);
+  if (!list) return load_oom(ld);
   char buf[80];
   gf_status status =
       s ? gf_load_fail(ld, node, "unknown %s '%s'; expected one of: %s", what, s, list)
@@ -562,8 +579,9 @@ static gf_status load_name(loader *ld, yaml_node_t *key, yaml_node_t *value, voi
          *p == '_' || *p == '.' || *p == '-';
   if (!ok)
     return gf_load_fail(ld, value, "workflow name '%s' must match [A-Za-z_][A-Za-z0-9_.-]*", s);
-  ld->wf->name = gf_xstrdup(s);
-  return GF_OK;
+  free(ld->wf->name);
+  ld->wf->name = gf_strdup(s);
+  return ld->wf->name ? GF_OK : load_oom(ld);
 }
 
 /* ---- grid ------------------------------------------------------------------- */
@@ -637,9 +655,9 @@ static gf_status load_hook_lua(loader *ld, yaml_node_t *key, yaml_node_t *value,
   const char *file = gf_load_scalar(value);
   if (!file || !*file) return gf_load_fail_type(ld, value, "a Lua file name");
   const char *dir = ld->wf->dir;
-  ld->wf->hooks[h].path = (file[0] == '/' || strcmp(dir, ".") == 0)
-                              ? gf_xstrdup(file)
-                              : gf_xasprintf("%s/%s", dir, file);
+  ld->wf->hooks[h].path =
+      (file[0] == '/' || strcmp(dir, ".") == 0) ? gf_strdup(file) : gf_asprintf("%s/%s", dir, file);
+  if (!ld->wf->hooks[h].path) return load_oom(ld);
   ld->hook_nodes[h].lua = value;
   return GF_OK;
 }
@@ -651,8 +669,10 @@ static gf_status load_hook_function(loader *ld, yaml_node_t *key, yaml_node_t *v
   const char *function = NULL;
   gf_status status = get_identifier(ld, value, "function", &function);
   if (status) return status;
+  char *copy = gf_strdup(function);
+  if (!copy) return load_oom(ld);
   free(ld->wf->hooks[h].function);
-  ld->wf->hooks[h].function = gf_xstrdup(function);
+  ld->wf->hooks[h].function = copy;
   ld->hook_nodes[h].function = value;
   return GF_OK;
 }
@@ -669,8 +689,9 @@ static gf_status load_hooks(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
   int count;
   gf_status status = gf_load_pairs(ld, value, "hooks", &pairs, &count);
   if (status) return status;
-  wf->hooks = gf_xcalloc((size_t)count, sizeof *wf->hooks);
-  ld->hook_nodes = gf_xcalloc((size_t)count, sizeof *ld->hook_nodes);
+  wf->hooks = gf_calloc((size_t)count, sizeof *wf->hooks);
+  ld->hook_nodes = gf_calloc((size_t)count, sizeof *ld->hook_nodes);
+  if (!wf->hooks || !ld->hook_nodes) return load_oom(ld);
   wf->nhooks = count;
   for (int h = 0; h < count; h++) {
     yaml_node_t *name_node = gf_load_node(ld, pairs[h].key);
@@ -680,10 +701,14 @@ static gf_status load_hooks(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
         find_name(builtin_functions, COUNT_OF(builtin_functions), name) >= 0)
       return gf_load_fail(ld, name_node, "'%s' is a built-in name and cannot name a hook", name);
     gf_hook *hook = &wf->hooks[h];
-    hook->name = gf_xstrdup(name);
-    hook->function = gf_xstrdup(name);
+    hook->name = gf_strdup(name);
+    hook->function = gf_strdup(name);
     hook->loc = gf_load_loc(ld, name_node);
-    char *what = gf_xasprintf("hook '%s'", name);
+    char *what = gf_asprintf("hook '%s'", name);
+    if (!hook->name || !hook->function || !what) {
+      free(what);
+      return load_oom(ld);
+    }
     status = gf_load_mapping(ld, gf_load_node(ld, pairs[h].value), what, hook_keys,
                              COUNT_OF(hook_keys), &h, NULL, NULL);
     free(what);
@@ -706,6 +731,7 @@ gf_status gf_load_hook(loader *ld, const yaml_node_t *node, int *out) {
   if (ld->wf->nhooks == 0)
     return gf_load_fail(ld, node, "unknown hook '%s'; the workflow declares no hooks", name);
   char *list = join_member_names(ld->wf->hooks, sizeof(gf_hook), ld->wf->nhooks);
+  if (!list) return load_oom(ld);
   gf_status status = gf_load_fail(ld, node, "unknown hook '%s'; known hooks: %s", name, list);
   free(list);
   return status;
@@ -721,7 +747,8 @@ static gf_status load_params(loader *ld, yaml_node_t *key, yaml_node_t *value, v
   gf_status status = gf_load_pairs(ld, value, "params", &pairs, &count);
   if (status) return status;
   ld->params_node = value;
-  wf->params = gf_xcalloc((size_t)count, sizeof *wf->params);
+  wf->params = gf_calloc((size_t)count, sizeof *wf->params);
+  if (!wf->params) return load_oom(ld);
   wf->nparams = count;
   for (int i = 0; i < count; i++) {
     yaml_node_t *name_node = gf_load_node(ld, pairs[i].key),
@@ -734,10 +761,12 @@ static gf_status load_params(loader *ld, yaml_node_t *key, yaml_node_t *value, v
     if (find_hook(wf, name) >= 0)
       return gf_load_fail(ld, name_node, "'%s' is a hook and cannot be a parameter", name);
     gf_param_value *param = &wf->params[i];
-    param->name = gf_xstrdup(name);
+    param->name = gf_strdup(name);
+    if (!param->name) return load_oom(ld);
     param->loc = gf_load_text_loc(ld, value_node, 0);
     const char *s = gf_load_scalar(value_node);
-    if (s && !parse_number_text(s, &param->value)) param->text = gf_xstrdup(s);
+    if (s && !parse_number_text(s, &param->value) && !(param->text = gf_strdup(s)))
+      return load_oom(ld);
     if ((status = get_number(ld, value_node, GF_NAMES_PARAMS | GF_NAMES_GRID, &param->value)))
       return status;
     ld->params_visible = i + 1;
@@ -894,14 +923,16 @@ static gf_status load_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, v
   if (status) return status;
   if (count == 0)
     return gf_load_fail(ld, value, "fields is empty; a workflow needs at least one field");
-  wf->fields = gf_xcalloc((size_t)count, sizeof *wf->fields);
+  wf->fields = gf_calloc((size_t)count, sizeof *wf->fields);
+  if (!wf->fields) return load_oom(ld);
   wf->nfields = count;
   for (int i = 0; i < count; i++) {
     yaml_node_t *name_node = gf_load_node(ld, pairs[i].key);
     const char *name;
     if ((status = get_identifier(ld, name_node, "field name", &name))) return status;
     gf_field *field = &wf->fields[i];
-    field->name = gf_xstrdup(name);
+    field->name = gf_strdup(name);
+    if (!field->name) return load_oom(ld);
     field->dtype = GF_F32;
     field->ndim = wf->ndim;
     memcpy(field->shape, wf->shape, sizeof field->shape);
@@ -911,7 +942,8 @@ static gf_status load_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, v
     field->init_hook = -1;
     field->prefetch = field->read_mostly = -1; /* not given: memory.prefetch decides */
     field->loc = gf_load_loc(ld, name_node);
-    char *what = gf_xasprintf("field '%s'", name);
+    char *what = gf_asprintf("field '%s'", name);
+    if (!what) return load_oom(ld);
     status = gf_load_mapping(ld, gf_load_node(ld, pairs[i].value), what, field_keys,
                              COUNT_OF(field_keys), field, NULL, NULL);
     free(what);
@@ -955,7 +987,8 @@ static gf_status load_groups(loader *ld, yaml_node_t *value, const char *what,
   int count;
   gf_status status = gf_load_pairs(ld, value, what, &pairs, &count);
   if (status) return status;
-  *groups = gf_xcalloc((size_t)count, sizeof **groups);
+  *groups = gf_calloc((size_t)count, sizeof **groups);
+  if (!*groups) return load_oom(ld);
   *ngroups = count;
   char kind[32];
   snprintf(kind, sizeof kind, "%.*s", (int)strlen(what) - 1, what); /* "streams" -> "stream" */
@@ -967,7 +1000,7 @@ static gf_status load_groups(loader *ld, yaml_node_t *value, const char *what,
     char label[48];
     snprintf(label, sizeof label, "%s group", kind);
     if ((status = get_identifier(ld, name_node, label, &name))) return status;
-    (*groups)[g].name = gf_xstrdup(name);
+    if (!((*groups)[g].name = gf_strdup(name))) return load_oom(ld);
     (*groups)[g].loc = gf_load_loc(ld, name_node);
     snprintf(label, sizeof label, "%s count", kind);
     if ((status = get_int(ld, count_node, label, 1, MAX_STREAMS, &n))) return status;
@@ -1032,7 +1065,8 @@ gf_status gf_load_ref(loader *ld, yaml_node_t *node, gf_ref *ref) {
   if (ref->field < 0)
     return gf_load_fail_text(ld, node, 0, "unknown field '%.*s'", (int)name_len, s);
   if (!expr_len) return GF_OK;
-  char *text = gf_xstrndup(s + expr_at, expr_len);
+  char *text = gf_strndup(s + expr_at, expr_len);
+  if (!text) return load_oom(ld);
   gf_status status =
       gf_load_expr(ld, node, text, expr_at, GF_NAMES_PARAMS | GF_NAMES_GRID, 1, &ref->index);
   free(text);
@@ -1057,6 +1091,7 @@ static gf_status get_group_ref(loader *ld, yaml_node_t *node, const gf_stream_gr
       return gf_load_fail_text(ld, node, 0, "unknown %s group '%.*s'; the workflow declares no %ss",
                                kind, (int)name_len, s, kind);
     char *list = join_member_names(groups, sizeof(gf_stream_group), ngroups);
+    if (!list) return load_oom(ld);
     gf_status status = gf_load_fail_text(ld, node, 0, "unknown %s group '%.*s'; known groups: %s",
                                          kind, (int)name_len, s, list);
     free(list);
@@ -1064,7 +1099,8 @@ static gf_status get_group_ref(loader *ld, yaml_node_t *node, const gf_stream_gr
   }
   ref->group = g;
   if (!expr_len) return GF_OK;
-  char *text = gf_xstrndup(s + expr_at, expr_len);
+  char *text = gf_strndup(s + expr_at, expr_len);
+  if (!text) return load_oom(ld);
   gf_status status =
       gf_load_expr(ld, node, text, expr_at, GF_NAMES_PARAMS | GF_NAMES_GRID, 1, &ref->index);
   free(text);
@@ -1089,7 +1125,8 @@ static gf_status get_event_refs(loader *ld, yaml_node_t *node, gf_stream_ref **r
   int n = node->type == YAML_SEQUENCE_NODE
               ? (int)(node->data.sequence.items.top - node->data.sequence.items.start)
               : 1;
-  *refs = gf_xcalloc((size_t)n, sizeof **refs);
+  *refs = gf_calloc((size_t)n, sizeof **refs);
+  if (!*refs) return load_oom(ld);
   *count = n;
   for (int i = 0; i < n; i++) {
     yaml_node_t *item = node->type == YAML_SEQUENCE_NODE
@@ -1124,6 +1161,7 @@ static void build_task_keys(task_keys *k) {
   k->count = 0;
   /* The order messages list them: name, the kinds, their extra keys, the rest. */
   k->spec[k->count] = (gf_key_spec){common[TK_NAME], 1, NULL};
+  k->is_extra[k->count] = 0;
   k->kind_key[k->count++] = -1;
   for (int i = 0; i < gf_task_kind_count; i++) {
     k->spec[k->count] = (gf_key_spec){gf_task_kinds[i]->name, 0, NULL};
@@ -1138,6 +1176,7 @@ static void build_task_keys(task_keys *k) {
     }
   for (int c = TK_STREAM; c < TK_COMMON; c++) {
     k->spec[k->count] = (gf_key_spec){common[c], 0, NULL};
+    k->is_extra[k->count] = 0;
     k->kind_key[k->count++] = -1;
   }
 }
@@ -1163,9 +1202,10 @@ static gf_status load_task(loader *ld, int t, yaml_node_t *node) {
          p++) {
       const char *k = gf_load_scalar(gf_load_node(ld, p->key)),
                  *v = gf_load_scalar(gf_load_node(ld, p->value));
-      if (k && v && strcmp(k, "name") == 0 && !what) what = gf_xasprintf("task '%s'", v);
+      if (k && v && strcmp(k, "name") == 0 && !what && !(what = gf_asprintf("task '%s'", v)))
+        return load_oom(ld);
     }
-  if (!what) what = gf_xasprintf("task %d", t);
+  if (!what && !(what = gf_asprintf("task %d", t))) return load_oom(ld);
   status = gf_load_mapping(ld, node, what, tk.spec, tk.count, NULL, keys, values);
   free(what);
   if (status) return status;
@@ -1175,11 +1215,12 @@ static gf_status load_task(loader *ld, int t, yaml_node_t *node) {
   for (int i = 0; i < t; i++)
     if (strcmp(wf->tasks[i].name, name) == 0)
       return gf_load_fail(ld, values[TK_NAME], "duplicate task name '%s'", name);
-  task->name = gf_xstrdup(name);
+  if (!(task->name = gf_strdup(name))) return load_oom(ld);
 
   const char *kind_names[MAX_TASK_KEYS];
   for (int i = 0; i < gf_task_kind_count; i++) kind_names[i] = gf_task_kinds[i]->name;
   char *kinds = gf_load_join(kind_names, gf_task_kind_count);
+  if (!kinds) return load_oom(ld);
   int kind = -1, kind_at = -1;
   for (int k = 0; k < tk.count && !status; k++) {
     if (!keys[k] || tk.kind_key[k] < 0 || tk.is_extra[k]) continue;
@@ -1242,7 +1283,8 @@ static gf_status load_after(loader *ld, int t, yaml_node_t *node) {
   gf_task *task = &wf->tasks[t];
   if (node->type != YAML_SEQUENCE_NODE) return gf_load_fail_type(ld, node, "a sequence of tasks");
   int count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
-  task->after = gf_xcalloc((size_t)count, sizeof *task->after);
+  task->after = gf_calloc((size_t)count, sizeof *task->after);
+  if (!task->after) return load_oom(ld);
   for (int i = 0; i < count; i++) {
     yaml_node_t *item = gf_load_node(ld, node->data.sequence.items.start[i]);
     const char *s = gf_load_scalar(item);
@@ -1293,10 +1335,11 @@ static gf_status load_tasks(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
   if (count == 0) return gf_load_fail(ld, value, "tasks is empty; a loop needs at least one task");
   if (count > MAX_TASKS)
     return gf_load_fail(ld, value, "too many tasks: %d, at most %d", count, MAX_TASKS);
-  wf->tasks = gf_xcalloc((size_t)count, sizeof *wf->tasks);
+  wf->tasks = gf_calloc((size_t)count, sizeof *wf->tasks);
+  ld->task_nodes = gf_calloc((size_t)count, sizeof *ld->task_nodes);
+  ld->after_nodes = gf_calloc((size_t)count, sizeof *ld->after_nodes);
+  if (!wf->tasks || !ld->task_nodes || !ld->after_nodes) return load_oom(ld);
   wf->ntasks = count;
-  ld->task_nodes = gf_xcalloc((size_t)count, sizeof *ld->task_nodes);
-  ld->after_nodes = gf_xcalloc((size_t)count, sizeof *ld->after_nodes);
   for (int t = 0; t < count; t++) {
     gf_task *task = &wf->tasks[t];
     task->stream.group = -1;
@@ -1377,7 +1420,8 @@ static gf_status load_check_fields(loader *ld, yaml_node_t *key, yaml_node_t *va
   int count = (int)(value->data.sequence.items.top - value->data.sequence.items.start);
   if (count == 0)
     return gf_load_fail(ld, value, "check.fields is empty; leave it out to check every field");
-  check->fields = gf_xcalloc((size_t)count, sizeof *check->fields);
+  check->fields = gf_calloc((size_t)count, sizeof *check->fields);
+  if (!check->fields) return load_oom(ld);
   for (int i = 0; i < count; i++) {
     yaml_node_t *item = gf_load_node(ld, value->data.sequence.items.start[i]);
     const char *name = gf_load_scalar(item);
@@ -1385,6 +1429,7 @@ static gf_status load_check_fields(loader *ld, yaml_node_t *key, yaml_node_t *va
     int f = find_field(wf, name, strlen(name));
     if (f < 0) {
       char *list = join_member_names(wf->fields, sizeof(gf_field), wf->nfields);
+      if (!list) return load_oom(ld);
       gf_status status =
           gf_load_fail(ld, item, "unknown field '%s' in check; fields: %s", name, list);
       free(list);
@@ -1436,7 +1481,8 @@ static gf_status load_check(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
     return gf_load_fail(ld, key,
                         "check has finite: false and no max_abs, so it would check nothing");
   if (!check->fields) {
-    check->fields = gf_xcalloc((size_t)wf->nfields, sizeof *check->fields);
+    check->fields = gf_calloc((size_t)wf->nfields, sizeof *check->fields);
+    if (!check->fields) return load_oom(ld);
     for (int f = 0; f < wf->nfields; f++) check->fields[check->nfields++] = f;
   }
   return GF_OK;
@@ -1463,9 +1509,14 @@ static gf_status load_lua(loader *ld) {
   if (caller && caller->instructions) wf->lua_limits.instructions = caller->instructions;
   if (wf->nhooks == 0) return GF_OK;
   if ((status = gf_lua_open(&ld->lua, &wf->lua_limits, ld->diag))) return status;
-  ld->hook_ids = gf_xcalloc((size_t)wf->nhooks, sizeof(int));
-  const char **names = gf_xcalloc((size_t)wf->nparams, sizeof *names);
-  double *values = gf_xcalloc((size_t)wf->nparams, sizeof *values);
+  ld->hook_ids = gf_calloc((size_t)wf->nhooks, sizeof(int));
+  const char **names = gf_calloc((size_t)wf->nparams, sizeof *names);
+  double *values = gf_calloc((size_t)wf->nparams, sizeof *values);
+  if (!ld->hook_ids || !names || !values) {
+    free(names);
+    free(values);
+    return load_oom(ld);
+  }
   for (int i = 0; i < wf->nparams; i++) {
     names[i] = wf->params[i].name;
     values[i] = wf->params[i].value;
@@ -1656,7 +1707,8 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
 
   /* Walk the path to the parent of the last component. */
   int parent = 1, start = 0;
-  char *parent_path = gf_xstrdup("");
+  char *parent_path = gf_strdup("");
+  if (!parent_path) return load_oom(ld);
   for (;;) {
     size_t end = (size_t)start;
     while (end < key_len && key[end] != '.') end++;
@@ -1667,7 +1719,11 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
     if (end == key_len) break;
     yaml_node_t *node = gf_load_node(ld, parent);
     int next = 0;
-    char *part = gf_xstrndup(key + start, end - (size_t)start);
+    char *part = gf_strndup(key + start, end - (size_t)start);
+    if (!part) {
+      free(parent_path);
+      return load_oom(ld);
+    }
     if (node->type == YAML_MAPPING_NODE) {
       for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
            !next && p < node->data.mapping.pairs.top; p++) {
@@ -1700,9 +1756,10 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
       free(parent_path);
       return status;
     }
-    char *longer = parent_path[0] ? gf_xasprintf("%s.%s", parent_path, part) : gf_xstrdup(part);
+    char *longer = parent_path[0] ? gf_asprintf("%s.%s", parent_path, part) : gf_strdup(part);
     free(parent_path);
     free(part);
+    if (!longer) return load_oom(ld);
     parent_path = longer;
     parent = next;
     start = (int)end + 1;
@@ -1773,13 +1830,15 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
 /* ---- resolved YAML ------------------------------------------------------------ */
 
 static int emit_to_strbuf(void *data, unsigned char *buffer, size_t size) {
-  sb_append(data, (const char *)buffer, size);
-  return 1;
+  strbuf *sb = data;
+  sb_append(sb, (const char *)buffer, size);
+  return !sb->failed;
 }
 
 /* Replaces each parameter's value with its number and emits the document,
- * which the emitter consumes. */
-static char *emit_resolved(loader *ld) {
+ * which the emitter consumes. NULL on failure, with *out_of_memory set when
+ * that was the cause. */
+static char *emit_resolved(loader *ld, int *out_of_memory) {
   if (ld->params_node) {
     int params_id = node_id(ld, ld->params_node);
     for (int i = 0; i < ld->wf->nparams; i++) {
@@ -1802,11 +1861,12 @@ static char *emit_resolved(loader *ld) {
   ld->have_doc = 0; /* the emitter has freed it */
   ok = ok && yaml_emitter_close(&emitter) && yaml_emitter_flush(&emitter);
   yaml_emitter_delete(&emitter);
-  if (!ok) {
+  if (ok && sb.len && sb.data[sb.len - 1] != '\n') sb_puts(&sb, "\n");
+  *out_of_memory = sb.failed;
+  if (!ok || sb.failed) {
     free(sb.data);
     return NULL;
   }
-  if (sb.len && sb.data[sb.len - 1] != '\n') sb_puts(&sb, "\n");
   return sb.data;
 }
 
@@ -1867,11 +1927,14 @@ static gf_status load_document(loader *ld, const gf_override *overrides, int nov
   if (!yaml_document_get_root_node(&ld->doc))
     return gf_diag_at(ld->diag, (gf_loc){1, 1}, GF_INVALID, "the workflow file is empty");
 
-  ld->overrides = gf_xcalloc((size_t)(noverrides > 0 ? noverrides : 1), sizeof *ld->overrides);
+  ld->overrides = gf_calloc((size_t)noverrides, sizeof *ld->overrides);
+  if (!ld->overrides) return load_oom(ld);
   for (int i = 0; i < noverrides; i++) {
     override_src *src = &ld->overrides[i];
-    src->origin = gf_xasprintf("--set %s=%s", overrides[i].key, overrides[i].value);
-    src->text = gf_xasprintf("%s=%s", overrides[i].key, overrides[i].value);
+    src->origin = gf_asprintf("--set %s=%s", overrides[i].key, overrides[i].value);
+    src->text = gf_asprintf("%s=%s", overrides[i].key, overrides[i].value);
+    ld->noverrides = i + 1;
+    if (!src->origin || !src->text) return load_oom(ld);
     gf_diag_init(&src->diag, src->origin, src->text);
     src->diag.out = ld->diag->out;
     src->first_node = 1; /* an empty range until applied */
@@ -1888,7 +1951,9 @@ static gf_status load_document(loader *ld, const gf_override *overrides, int nov
     return status;
   if (wf->staging == 0) wf->staging = default_staging(wf);
   if ((status = check_staging(ld)) || (status = load_lua(ld))) return status;
-  ld->impl->resolved = emit_resolved(ld);
+  int out_of_memory = 0;
+  ld->impl->resolved = emit_resolved(ld, &out_of_memory);
+  if (out_of_memory) return load_oom(ld);
   if (!ld->impl->resolved)
     return gf_diag_error(ld->diag, GF_INTERNAL, "cannot emit the resolved workflow as YAML");
   return GF_OK;
@@ -1907,12 +1972,17 @@ gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
   *out = NULL;
   if (eval) *eval = NULL;
   if (len > GF_MAX_DOCUMENT_BYTES) return too_big(path, len, diag);
-  workflow_impl *impl = gf_xcalloc(1, sizeof *impl);
+  workflow_impl *impl = gf_calloc(1, sizeof *impl);
+  if (!impl) return gf_oom(diag, "loading the workflow");
   gf_workflow *wf = &impl->wf;
-  wf->path = gf_xstrdup(path);
+  wf->path = gf_strdup(path);
   const char *slash = strrchr(path, '/');
-  wf->dir = slash ? gf_xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : gf_xstrdup(".");
-  wf->source = gf_xstrndup(text, len);
+  wf->dir = slash ? gf_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : gf_strdup(".");
+  wf->source = gf_strndup(text, len);
+  if (!wf->path || !wf->dir || !wf->source) {
+    gf_workflow_free(wf);
+    return gf_oom(diag, "loading the workflow");
+  }
 
   loader ld = {
       .impl = impl, .wf = wf, .diag = diag, .registry = registry, .lua_limits = lua_limits};
@@ -1943,10 +2013,13 @@ gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
     gf_workflow_free(wf);
     return status;
   }
-  if (eval)
-    *eval = gf_eval_create(wf, ld.lua, ld.hook_ids);
-  else if (ld.lua)
-    gf_lua_close(ld.lua);
+  if (eval && !(*eval = gf_eval_create(wf, ld.lua, ld.hook_ids))) {
+    if (ld.lua) gf_lua_close(ld.lua);
+    free(ld.hook_ids);
+    gf_workflow_free(wf);
+    return gf_oom(diag, "loading the workflow");
+  }
+  if (!eval && ld.lua) gf_lua_close(ld.lua);
   free(ld.hook_ids);
   *out = wf;
   return GF_OK;
@@ -1970,11 +2043,13 @@ gf_status gf_workflow_load(const char *path, const gf_override *overrides, int n
   char chunk[65536];
   size_t n;
   /* A pipe has no size to ask for: read one byte past the limit at most. */
-  while (sb.len <= GF_MAX_DOCUMENT_BYTES && (n = fread(chunk, 1, sizeof chunk, file)) > 0)
+  while (!sb.failed && sb.len <= GF_MAX_DOCUMENT_BYTES &&
+         (n = fread(chunk, 1, sizeof chunk, file)) > 0)
     sb_append(&sb, chunk, n);
   int failed = ferror(file);
   int saved_errno = errno;
   fclose(file);
+  if (sb.failed) return gf_oom(diag, "reading the workflow file");
   if (failed) {
     free(sb.data);
     return gf_diag_error(diag, GF_NOINPUT, "cannot read %s: %s", path, strerror(saved_errno));
@@ -2060,7 +2135,7 @@ const char *gf_workflow_stream_name(const gf_workflow *wf, int stream, char *buf
 
 char *gf_workflow_resolved_yaml(const gf_workflow *wf) {
   const workflow_impl *impl = (const workflow_impl *)wf;
-  return gf_xstrdup(impl->resolved ? impl->resolved : "");
+  return gf_strdup(impl->resolved ? impl->resolved : "");
 }
 
 void gf_field_cell(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS]) {

@@ -173,7 +173,7 @@ void gf_field_cell(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS])
 size_t gf_workflow_plane_bytes(const gf_workflow *wf);
 
 /* The resolved workflow as YAML text (after overrides, parameters evaluated),
- * for the metadata sidecar. Caller frees. */
+ * for the metadata sidecar. Caller frees; NULL when out of memory. */
 char *gf_workflow_resolved_yaml(const gf_workflow *wf);
 
 #endif

@@ -13,3 +13,9 @@ add_test(NAME cli
 # an output removed underneath, SIGINT/SIGTERM, the numerical check.
 add_test(NAME faults
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/faults.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+# Allocation failure at every allocation of `gflow validate` and a short
+# `gflow run`: exit 70 with `out of memory`, no crash, no leak, no output.
+if(GFLOW_ALLOC_FAULTS)
+  add_test(NAME out_of_memory
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/out_of_memory.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+endif()

@@ -212,7 +212,7 @@ static void plan_workflow(const gf_workflow *wf, gf_eval *eval, size_t size) {
   if (planned > 0 && planned == steps) gf_plan_write_dot(plan, planned - 1, &diag, fuzz.sink);
   /* The program compiler over the same steps: lowering, bodies, segments. */
   gf_program *program = NULL;
-  if (planned == steps && gf_program_create(wf, plan, &program) == GF_OK)
+  if (planned == steps && gf_program_create(wf, plan, &diag, &program) == GF_OK)
     (void)gf_program_compile(program, 0, steps, &diag);
   gf_program_free(program);
   if (wf->nhooks) call_hooks(wf, eval);

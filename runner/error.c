@@ -177,30 +177,6 @@ gf_status gf_grow(void **array, int *cap, int need, size_t size) {
   return GF_OK;
 }
 
-static void exit_out_of_memory(size_t size) {
-  fprintf(stderr, "gflow: out of memory: allocating %zu bytes\n", size);
-  exit(GF_INTERNAL);
-}
-
-void *gf_xcalloc(size_t count, size_t size) {
-  void *p = gf_calloc(count, size);
-  if (!p) exit_out_of_memory(count * size);
-  return p;
-}
-
-char *gf_xasprintf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *p = gf_malloc((size_t)(n < 0 ? 0 : n) + 1);
-  if (!p) exit_out_of_memory((size_t)n + 1);
-  va_start(ap, fmt);
-  vsnprintf(p, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return p;
-}
-
 const char *gf_format_bytes(double bytes, char *buf, size_t size) {
   static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   int u = 0;

@@ -106,12 +106,6 @@ gf_status gf_grow(void **array, int *cap, int need, size_t size);
 /* `gflow: out of memory: <what>`; returns GF_INTERNAL. */
 gf_status gf_oom(gf_diag *diag, const char *what);
 
-/* The old way, kept only until runner/exec.c and tests/test_graph.c move to
- * the functions above: on failure they print `gflow: out of memory: ...` and
- * exit 70. Nothing new may use them. */
-void *gf_xcalloc(size_t count, size_t size);
-char *gf_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* A byte count for people: "256.0 KiB", "1.5 TiB". Returns buf. */
 const char *gf_format_bytes(double bytes, char *buf, size_t size);
 

@@ -332,7 +332,8 @@ static gf_status allocate_check_buffer(run *r) {
 /* ---- report ---------------------------------------------------------------- */
 
 /* wall_s: the time loop, until every kernel and copy has finished; flushed_s:
- * until the outputs are durable under their final names. */
+ * until the outputs are durable (written and synced; the renames to their
+ * final names follow at once). */
 static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed_s,
                         const gf_run_options *options) {
   const gf_workflow *wf = r->wf;
@@ -400,14 +401,36 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
   return st;
 }
 
+/* What the report needs once the outputs are durable. */
+typedef struct run_end {
+  run *r;
+  const gf_run_options *options;
+  int64_t steps_run;
+  double wall_s;
+  int64_t t0;
+  int reported; /* timings.json was written */
+} run_end;
+
+/* Before the outputs take their final names: the report and timings.json,
+ * so that no run's outputs appear without it. */
+static gf_status write_report(void *user) {
+  run_end *end = user;
+  double flushed_s = (double)(now_ns() - end->t0) / 1e9;
+  gf_status st = report(end->r, end->steps_run, end->wall_s, flushed_s, end->options);
+  end->reported = st == GF_OK;
+  return st;
+}
+
 /* ---- entry ----------------------------------------------------------------- */
 
 static gf_status create_streams_and_events(run *r) {
   gf_backend *b = r->b;
   gf_status st = GF_OK;
-  r->streams = gf_xcalloc((size_t)r->nstreams, sizeof *r->streams);
-  r->events = gf_xcalloc((size_t)(r->nevents ? r->nevents : 1), sizeof *r->events);
-  r->fences = gf_xcalloc((size_t)(2 * r->nstreams) + 1, sizeof *r->fences);
+  r->streams = gf_calloc((size_t)r->nstreams, sizeof *r->streams);
+  r->events = gf_calloc((size_t)(r->nevents ? r->nevents : 1), sizeof *r->events);
+  r->fences = gf_calloc((size_t)(2 * r->nstreams) + 1, sizeof *r->fences);
+  if (!r->streams || !r->events || !r->fences)
+    return gf_oom(r->diag, "creating the streams and events");
   for (int s = 0; s < r->nstreams && st == GF_OK; s++)
     if (b->ops->stream_create(b, &r->streams[s]) != GF_OK)
       st = gf_diag_error(r->diag, GF_INTERNAL, "cannot create stream %s: %s",
@@ -473,16 +496,17 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.host.eval = eval;
   r.nstreams = gf_plan_stream_count(r.plan);
   r.nevents = gf_program_event_count(program);
-  r.timing = gf_xcalloc((size_t)wf->ntasks, sizeof *r.timing);
+  r.timing = gf_calloc((size_t)wf->ntasks, sizeof *r.timing);
+  r.count = gf_calloc((size_t)wf->ntasks, sizeof *r.count);
   b->sink = (gf_op_sink){gf_task_timing_report, r.timing};
-  r.count = gf_xcalloc((size_t)wf->ntasks, sizeof *r.count);
-  gf_status st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
+  gf_status st = r.timing && r.count ? GF_OK : gf_oom(diag, "starting the run");
+  if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
   if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, diag, &r.writer);
   if (st == GF_OK) st = allocate_check_buffer(&r);
   if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, diag);
 
-  double wall_s = 0, flushed_s = 0;
+  double wall_s = 0;
   int64_t t0 = now_ns(), steps_run = 0;
   int stop_signal = 0; /* the signal that stopped the loop */
   if (st == GF_OK) {
@@ -510,29 +534,27 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
                                                    : GF_END_COMPLETE,
                         .steps_run = steps_run,
                         .stopped_by = stop_signal ? signal_name : r.check_message};
-    gf_status fin = gf_writer_finish(r.writer, keep, &info);
+    run_end end = {&r, options, steps_run, wall_s, t0, 0};
+    gf_status fin = gf_writer_finish(r.writer, keep, &info, write_report, &end);
     free(info.resolved_yaml);
+    if (fin != GF_OK && end.reported) /* the outputs it describes were taken back */
+      gf_remove_file(options->out_dir, "timings.json");
     if (keep && fin != GF_OK) st = fin; /* outputs that cannot be written say so first */
   }
-  flushed_s = (double)(now_ns() - t0) / 1e9;
-  if (st == GF_OK || st == GF_DIVERGED) {
-    gf_status rep = report(&r, steps_run, wall_s, flushed_s, options);
-    if (rep != GF_OK) st = rep;
-  }
   if (r.writer && (st == GF_DIVERGED || (st == GF_OK && stop_signal))) {
-    char *summary = gf_writer_summary(r.writer);
+    char *summary = gf_writer_summary(r.writer); /* NULL: out of memory, said without it */
+    const char *what = summary && steps_run > 0 ? summary : "";
     char holds[96] = "outputs hold no steps";
     if (steps_run > 0)
       snprintf(holds, sizeof holds, "outputs hold steps 0 to %" PRId64 "%s", steps_run - 1,
-               summary[0] ? ": " : "");
-    if (steps_run == 0) summary[0] = '\0';
+               what[0] ? ": " : "");
     if (stop_signal)
       st = gf_diag_error(diag, stop_signal == SIGINT ? GF_INTERRUPTED : GF_TERMINATED,
                          "interrupted by %s at step %" PRId64 "; %s%s", signal_name, steps_run,
-                         holds, summary);
+                         holds, what);
     else
       gf_diag_error(diag, GF_DIVERGED, "stopped by the check after step %" PRId64 "; %s%s",
-                    steps_run - 1, holds, summary);
+                    steps_run - 1, holds, what);
     free(summary);
   }
 

@@ -366,7 +366,7 @@ static gf_status run_command(cli *c) {
   }
   if (st == GF_OK && strcmp(c->command, "validate") == 0) {
     /* What run would compile, checked the same way. */
-    st = gf_program_create(wf, plan, &program);
+    st = gf_program_create(wf, plan, &diag, &program);
     if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
     if (st == GF_OK) {
       gf_plan_write_summary(plan, stdout);

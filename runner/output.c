@@ -468,7 +468,12 @@ static void remove_at(const char *dir, const char *name, const char *suffix) {
   if (snprintf(path, sizeof path, "%s/%s%s", dir, name, suffix) < (int)sizeof path) unlink(path);
 }
 
-gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info) {
+void gf_remove_file(const char *dir, const char *name) {
+  remove_at(dir, name, "");
+}
+
+gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
+                           gf_status (*before_rename)(void *user), void *user) {
   stop_thread(w);
   gf_status st = gf_writer_status(w);
   if (st != GF_OK) ok = 0;
@@ -492,6 +497,8 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info) {
     free(sidecar);
     free(json);
   }
+  /* The data is durable: what the caller writes about the run goes first. */
+  if (ok && before_rename && (st = before_rename(user)) != GF_OK) ok = 0;
   /* Each file, then its sidecar: a sidecar never describes a file not there. */
   for (int i = 0; i < w->nfiles && ok; i++) {
     out_file *f = &w->files[i];

@@ -64,8 +64,12 @@ typedef struct gf_run_info {
  * to their final names. A run that stopped early (info->end) still gets its
  * files, marked `"complete": false`. With `ok` == 0 (the run failed), or when
  * any of this fails, nothing keeps a final name: temporary files are removed
- * and so are files this call already renamed. */
-gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info);
+ * and so are files this call already renamed. `before_rename` (may be NULL)
+ * runs once the data and sidecars are durable under their temporary names and
+ * before any rename (the executor writes timings.json there); its failure
+ * fails the whole finish, so no output appears without it. */
+gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
+                           gf_status (*before_rename)(void *user), void *user);
 
 /* After gf_writer_finish: what the files hold, one line for a message,
  * e.g. "array_out.dat planes [[2, 56]]". Caller frees; NULL when out of
@@ -73,6 +77,9 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info);
 char *gf_writer_summary(const gf_writer *w);
 
 void gf_writer_destroy(gf_writer *w);
+
+/* Removes DIR/NAME (taking back what a failed finish made stale); needs no memory. */
+void gf_remove_file(const char *dir, const char *name);
 
 /* Writes `text` to DIR/NAME atomically (temporary file, fsync, rename).
  * `text` NULL (a gf_buf_printf buffer that ran out of memory) reports

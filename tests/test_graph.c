@@ -333,7 +333,7 @@ static void test_bad_plan_corpus(void) {
   while ((e = readdir(d)) && count < 64) {
     size_t len = strlen(e->d_name);
     if (len > 5 && strcmp(e->d_name + len - 5, ".yaml") == 0)
-      files[count++] = gf_xasprintf("bad_plan/%s", e->d_name);
+      files[count++] = gf_asprintf("bad_plan/%s", e->d_name);
   }
   closedir(d);
   qsort(files, (size_t)count, sizeof files[0], compare_names);

@@ -43,7 +43,7 @@ static int compile(const char *path, const char *const *sets, int nsets, int64_t
   gf_status st = gf_workflow_load(path, overrides, nsets, registry, NULL, &c->diag, &c->wf, NULL);
   gf_registry_free(registry);
   if (st == GF_OK) st = gf_plan_create(c->wf, &c->diag, &c->plan);
-  if (st == GF_OK) st = gf_program_create(c->wf, c->plan, &c->program);
+  if (st == GF_OK) st = gf_program_create(c->wf, c->plan, &c->diag, &c->program);
   for (int64_t n = 0; st == GF_OK && n < c->wf->steps; n += chunk)
     st = gf_program_compile(c->program, n, chunk, &c->diag);
   CHECK_INT(st, GF_OK);
@@ -168,7 +168,7 @@ static void test_stretches(void) {
             GF_OK);
   gf_registry_free(registry);
   CHECK_INT(gf_plan_create(again.wf, &again.diag, &again.plan), GF_OK);
-  CHECK_INT(gf_program_create(again.wf, again.plan, &again.program), GF_OK);
+  CHECK_INT(gf_program_create(again.wf, again.plan, &again.diag, &again.program), GF_OK);
   CHECK_INT(gf_program_compile(again.program, 5, 7, &again.diag), GF_INTERNAL); /* not from 0 */
   for (int64_t n = 0; n < 640; n += 7) {
     CHECK_INT(gf_program_compile(again.program, n, 7, &again.diag), GF_OK);

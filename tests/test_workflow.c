@@ -561,7 +561,7 @@ static int list_yaml(const char *dir, char ***out) {
     size_t len = strlen(e->d_name);
     if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0) continue;
     *out = realloc(*out, (size_t)(count + 1) * sizeof **out);
-    (*out)[count++] = gf_xasprintf("%s/%s", dir, e->d_name);
+    (*out)[count++] = gf_asprintf("%s/%s", dir, e->d_name);
   }
   closedir(d);
   if (count > 1) qsort(*out, (size_t)count, sizeof **out, compare_names);

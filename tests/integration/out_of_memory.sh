@@ -29,11 +29,7 @@ check() {
   elif [ "$status" -eq 70 ]; then
     grep -q 'out of memory' "$err" || echo "FAIL: $kind N=$n: exit 70 without 'out of memory': $(tail -1 "$err")"
     [ "$(grep -c '^gflow: out of memory' "$err")" -le 1 ] || echo "FAIL: $kind N=$n: reported twice"
-    # Known gap, runner/exec.c's to close: timings.json is written after the
-    # outputs took their final names, so its failure cannot take them back.
-    if grep -q 'out of memory: writing timings.json' "$err"; then
-      :
-    elif [ -d "$dir" ] && ls -A "$dir" | grep -qv '^\.'; then
+    if [ -d "$dir" ] && ls -A "$dir" | grep -qv '^\.'; then
       echo "FAIL: $kind N=$n: failed run left $(ls -A "$dir" | tr '\n' ' ')"
     fi
   elif [ "$status" -ne 0 ]; then
@@ -71,7 +67,7 @@ fi
 nvalidate=$(count_allocations validate)
 nrun=$(count_allocations run)
 [ "$nvalidate" -gt 50 ] && pass || fail "validate makes only $nvalidate allocations?"
-[ "$nrun" -gt "$nvalidate" ] && pass || fail "run makes only $nrun allocations?"
+[ "$nrun" -gt 50 ] && pass || fail "run makes only $nrun allocations?"
 
 # The injection points, split over two workers (the machine has two cores).
 points() {

@@ -18,6 +18,7 @@
 #include "memory.h"
 #include "output.h"
 #include "schedule.h"
+#include "text.h"
 
 /* The host may issue at most 2 x FENCE_STEPS steps ahead of the streams: at
  * every FENCE_STEPS-th step it records a fence on every stream and waits for
@@ -345,22 +346,21 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
                   : 0;
   if (overhead_us < 0) overhead_us = 0;
 
-  char *j = NULL;
-  size_t len = 0, cap = 0;
-  gf_buf_printf(&j, &len, &cap, "{\n  \"workflow\": ");
-  gf_json_string(&j, &len, &cap, wf->name);
-  gf_buf_printf(&j, &len, &cap, ",\n  \"backend\": ");
-  gf_json_string(&j, &len, &cap, b->name);
-  gf_buf_printf(&j, &len, &cap, ",\n  \"device\": ");
-  gf_json_string(&j, &len, &cap, b->description);
-  gf_buf_printf(&j, &len, &cap,
-                ",\n  \"schedule\": \"%s\",\n  \"steps\": %" PRId64
-                ",\n  \"complete\": %s"
-                ",\n  \"total_s\": %.9f,\n  \"flushed_s\": %.9f,\n"
-                "  \"gpts_per_s\": %.6f,\n  \"effective_gb_per_s\": %.6f,\n"
-                "  \"runner_overhead_us_per_task\": %.4f,\n  \"tasks\": [",
-                wf->schedule->name, steps_run, steps_run == wf->steps ? "true" : "false", wall_s,
-                flushed_s, points / wall_s / 1e9, bytes / wall_s / 1e9, overhead_us);
+  gf_text j = {0};
+  gf_text_printf(&j, "{\n  \"workflow\": ");
+  gf_text_json(&j, wf->name);
+  gf_text_printf(&j, ",\n  \"backend\": ");
+  gf_text_json(&j, b->name);
+  gf_text_printf(&j, ",\n  \"device\": ");
+  gf_text_json(&j, b->description);
+  gf_text_printf(&j,
+                 ",\n  \"schedule\": \"%s\",\n  \"steps\": %" PRId64
+                 ",\n  \"complete\": %s"
+                 ",\n  \"total_s\": %.9f,\n  \"flushed_s\": %.9f,\n"
+                 "  \"gpts_per_s\": %.6f,\n  \"effective_gb_per_s\": %.6f,\n"
+                 "  \"runner_overhead_us_per_task\": %.4f,\n  \"tasks\": [",
+                 wf->schedule->name, steps_run, steps_run == wf->steps ? "true" : "false", wall_s,
+                 flushed_s, points / wall_s / 1e9, bytes / wall_s / 1e9, overhead_us);
   if (!options->quiet) {
     char of[48] = "";
     if (steps_run != wf->steps) snprintf(of, sizeof of, " of %" PRId64, wf->steps);
@@ -375,10 +375,10 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     /* busy time as the backend measured it; -1 where it did not */
     int timed = r->timing[t].count > 0;
     double busy_ms = timed ? (double)r->timing[t].busy_ns / 1e6 : -1;
-    gf_buf_printf(&j, &len, &cap, "%s\n    {\"name\": ", i ? "," : "");
-    gf_json_string(&j, &len, &cap, task->name);
-    gf_buf_printf(&j, &len, &cap, ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"busy_ms\": %.6f}",
-                  task->kind->name, count, busy_ms);
+    gf_text_printf(&j, "%s\n    {\"name\": ", i ? "," : "");
+    gf_text_json(&j, task->name);
+    gf_text_printf(&j, ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"busy_ms\": %.6f}",
+                   task->kind->name, count, busy_ms);
     if (!options->quiet && timed)
       fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12.3f %10.2f\n", task->name, task->kind->name,
               count, busy_ms, busy_ms * 1e3 / (double)count);
@@ -386,7 +386,7 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
       fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12s %10s\n", task->name, task->kind->name, count,
               "-", "-");
   }
-  gf_buf_printf(&j, &len, &cap, "\n  ]\n}\n");
+  gf_text_printf(&j, "\n  ]\n}\n");
   if (!options->quiet) {
     if (kernel_calls)
       fprintf(stderr, "  kernels: %.4g GPts/s, %.4g GB/s effective (%.3g points updated)\n",
@@ -396,8 +396,9 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     fprintf(stderr, "  outputs in %s/, complete %.3f ms after the loop started\n", options->out_dir,
             flushed_s * 1e3);
   }
-  gf_status st = gf_write_file_atomic(options->out_dir, "timings.json", j, r->diag);
-  free(j);
+  char *json = gf_text_take(&j);
+  gf_status st = gf_write_file_atomic(options->out_dir, "timings.json", json, r->diag);
+  free(json);
   return st;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "schedule.h"
+#include "text.h"
 
 typedef struct out_file {
   int task;        /* the task that writes it */
@@ -65,61 +66,6 @@ struct gf_writer {
 };
 
 /* ---- small text helpers ---------------------------------------------------- */
-
-void gf_buf_printf(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (*cap == SIZE_MAX) return; /* out of memory before */
-  if (n < 0 || *len + (size_t)n + 1 > *cap) {
-    size_t want = *cap ? *cap : 256;
-    while (n >= 0 && *len + (size_t)n + 1 > want) want *= 2;
-    char *grown = n < 0 ? NULL : gf_realloc(*buf, want);
-    if (!grown) {
-      free(*buf);
-      *buf = NULL;
-      *len = 0;
-      *cap = SIZE_MAX;
-      return;
-    }
-    *buf = grown;
-    *cap = want;
-  }
-  va_start(ap, fmt);
-  vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  *len += (size_t)n;
-}
-
-void gf_json_string(char **buf, size_t *len, size_t *cap, const char *s) {
-  gf_buf_printf(buf, len, cap, "\"");
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    switch (*p) {
-      case '"':
-        gf_buf_printf(buf, len, cap, "\\\"");
-        break;
-      case '\\':
-        gf_buf_printf(buf, len, cap, "\\\\");
-        break;
-      case '\n':
-        gf_buf_printf(buf, len, cap, "\\n");
-        break;
-      case '\t':
-        gf_buf_printf(buf, len, cap, "\\t");
-        break;
-      case '\r':
-        gf_buf_printf(buf, len, cap, "\\r");
-        break;
-      default:
-        if (*p < 0x20)
-          gf_buf_printf(buf, len, cap, "\\u%04x", *p);
-        else
-          gf_buf_printf(buf, len, cap, "%c", *p);
-    }
-  }
-  gf_buf_printf(buf, len, cap, "\"");
-}
 
 static int write_all(int fd, const void *data, size_t bytes, off_t offset) {
   const char *p = data;
@@ -352,8 +298,8 @@ static void stop_thread(gf_writer *w) {
 }
 
 /* The planes that hold data, as [first, last] ranges. */
-static void append_ranges(char **buf, size_t *len, size_t *cap, const out_file *f) {
-  gf_buf_printf(buf, len, cap, "[");
+static void append_ranges(gf_text *t, const out_file *f) {
+  gf_text_printf(t, "[");
   int first = 1;
   for (int64_t p = 0; p < f->planes;) {
     if (!plane_written(f, p)) {
@@ -362,72 +308,66 @@ static void append_ranges(char **buf, size_t *len, size_t *cap, const out_file *
     }
     int64_t q = p;
     while (q + 1 < f->planes && plane_written(f, q + 1)) q++;
-    gf_buf_printf(buf, len, cap, "%s[%" PRId64 ", %" PRId64 "]", first ? "" : ", ", p, q);
+    gf_text_printf(t, "%s[%" PRId64 ", %" PRId64 "]", first ? "" : ", ", p, q);
     first = 0;
     p = q + 1;
   }
-  gf_buf_printf(buf, len, cap, "]");
+  gf_text_printf(t, "]");
 }
 
 static char *sidecar_json(const gf_writer *w, const out_file *f, const gf_run_info *info) {
   const gf_workflow *wf = w->wf;
   const gf_task *task = &wf->tasks[f->task];
   const gf_field *field = &wf->fields[f->field];
-  char *b = NULL;
-  size_t len = 0, cap = 0;
-  gf_buf_printf(&b, &len, &cap, "{\n  \"format\": \"raw\",\n  \"file\": ");
-  gf_json_string(&b, &len, &cap, f->name);
-  gf_buf_printf(&b, &len, &cap,
-                ",\n  \"dtype\": \"%s\",\n  \"order\": \"C\",\n  \"shape\": [%" PRId64,
-                field->dtype == GF_F64 ? "float64" : "float32", f->planes);
-  for (int d = 0; d < field->ndim; d++)
-    gf_buf_printf(&b, &len, &cap, ", %" PRId64, field->shape[d]);
-  gf_buf_printf(&b, &len, &cap, "],\n  \"field\": ");
-  gf_json_string(&b, &len, &cap, field->name);
-  gf_buf_printf(&b, &len, &cap, ",\n  \"task\": ");
-  gf_json_string(&b, &len, &cap, task->name);
-  gf_buf_printf(&b, &len, &cap, ",\n  \"spacing\": [");
-  for (int d = 0; d < wf->ndim; d++)
-    gf_buf_printf(&b, &len, &cap, "%s%.17g", d ? ", " : "", wf->spacing[d]);
-  gf_buf_printf(&b, &len, &cap, "],\n");
+  gf_text b = {0};
+  gf_text_printf(&b, "{\n  \"format\": \"raw\",\n  \"file\": ");
+  gf_text_json(&b, f->name);
+  gf_text_printf(&b, ",\n  \"dtype\": \"%s\",\n  \"order\": \"C\",\n  \"shape\": [%" PRId64,
+                 field->dtype == GF_F64 ? "float64" : "float32", f->planes);
+  for (int d = 0; d < field->ndim; d++) gf_text_printf(&b, ", %" PRId64, field->shape[d]);
+  gf_text_printf(&b, "],\n  \"field\": ");
+  gf_text_json(&b, field->name);
+  gf_text_printf(&b, ",\n  \"task\": ");
+  gf_text_json(&b, task->name);
+  gf_text_printf(&b, ",\n  \"spacing\": [");
+  for (int d = 0; d < wf->ndim; d++) gf_text_printf(&b, "%s%.17g", d ? ", " : "", wf->spacing[d]);
+  gf_text_printf(&b, "],\n");
   for (int p = 0; p < wf->nparams; p++)
     if (strcmp(wf->params[p].name, "dt") == 0)
-      gf_buf_printf(&b, &len, &cap, "  \"dt\": %.17g,\n", wf->params[p].value);
-  gf_buf_printf(&b, &len, &cap,
-                "  \"planes_written\": %" PRId64 ",\n  \"valid_planes\": ", f->nwritten);
-  append_ranges(&b, &len, &cap, f);
-  gf_buf_printf(&b, &len, &cap, ",\n  \"complete\": %s,\n  \"steps_run\": %" PRId64 ",\n",
-                info->end == GF_END_COMPLETE ? "true" : "false", info->steps_run);
+      gf_text_printf(&b, "  \"dt\": %.17g,\n", wf->params[p].value);
+  gf_text_printf(&b, "  \"planes_written\": %" PRId64 ",\n  \"valid_planes\": ", f->nwritten);
+  append_ranges(&b, f);
+  gf_text_printf(&b, ",\n  \"complete\": %s,\n  \"steps_run\": %" PRId64 ",\n",
+                 info->end == GF_END_COMPLETE ? "true" : "false", info->steps_run);
   if (info->end == GF_END_INTERRUPTED) {
-    gf_buf_printf(&b, &len, &cap, "  \"interrupted_at_step\": %" PRId64 ",\n  \"interrupted_by\": ",
-                  info->steps_run);
-    gf_json_string(&b, &len, &cap, info->stopped_by ? info->stopped_by : "");
-    gf_buf_printf(&b, &len, &cap, ",\n");
+    gf_text_printf(
+        &b, "  \"interrupted_at_step\": %" PRId64 ",\n  \"interrupted_by\": ", info->steps_run);
+    gf_text_json(&b, info->stopped_by ? info->stopped_by : "");
+    gf_text_printf(&b, ",\n");
   } else if (info->end == GF_END_CHECK) {
-    gf_buf_printf(&b, &len, &cap, "  \"stopped_at_step\": %" PRId64 ",\n  \"stopped_by_check\": ",
-                  info->steps_run - 1);
-    gf_json_string(&b, &len, &cap, info->stopped_by ? info->stopped_by : "");
-    gf_buf_printf(&b, &len, &cap, ",\n");
+    gf_text_printf(
+        &b, "  \"stopped_at_step\": %" PRId64 ",\n  \"stopped_by_check\": ", info->steps_run - 1);
+    gf_text_json(&b, info->stopped_by ? info->stopped_by : "");
+    gf_text_printf(&b, ",\n");
   }
-  gf_buf_printf(&b, &len, &cap, "  \"steps\": %" PRId64 ",\n  \"schedule\": \"%s\",\n", wf->steps,
-                wf->schedule->name);
-  gf_buf_printf(&b, &len, &cap, "  \"backend\": ");
-  gf_json_string(&b, &len, &cap, info->backend);
-  gf_buf_printf(&b, &len, &cap, ",\n  \"device\": ");
-  gf_json_string(&b, &len, &cap, info->device);
-  gf_buf_printf(&b, &len, &cap, ",\n  \"workflow_file\": ");
-  gf_json_string(&b, &len, &cap, wf->path);
-  gf_buf_printf(&b, &len, &cap,
-                ",\n  \"gflow_version\": \"%s\",\n  \"resolved_workflow\": ", GFLOW_VERSION);
+  gf_text_printf(&b, "  \"steps\": %" PRId64 ",\n  \"schedule\": \"%s\",\n", wf->steps,
+                 wf->schedule->name);
+  gf_text_printf(&b, "  \"backend\": ");
+  gf_text_json(&b, info->backend);
+  gf_text_printf(&b, ",\n  \"device\": ");
+  gf_text_json(&b, info->device);
+  gf_text_printf(&b, ",\n  \"workflow_file\": ");
+  gf_text_json(&b, wf->path);
+  gf_text_printf(&b, ",\n  \"gflow_version\": \"%s\",\n  \"resolved_workflow\": ", GFLOW_VERSION);
   /* A run that keeps its files always passes the resolved workflow: NULL here
    * is the copy that ran out of memory, and the sidecar must not lie. */
   if (!info->resolved_yaml) {
-    free(b);
+    gf_text_free(&b);
     return NULL;
   }
-  gf_json_string(&b, &len, &cap, info->resolved_yaml);
-  gf_buf_printf(&b, &len, &cap, "\n}\n");
-  return b;
+  gf_text_json(&b, info->resolved_yaml);
+  gf_text_printf(&b, "\n}\n");
+  return gf_text_take(&b);
 }
 
 /* The data file before it may take its final name: still linked (not removed
@@ -529,9 +469,7 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
 }
 
 char *gf_writer_summary(const gf_writer *w) {
-  char *b = NULL;
-  size_t len = 0, cap = 0;
-  gf_buf_printf(&b, &len, &cap, "%s", "");
+  gf_text b = {0};
   for (int i = 0; i < w->nfiles; i++) {
     const out_file *f = &w->files[i];
     int64_t ranges = 0, first = -1, last = -1;
@@ -541,19 +479,19 @@ char *gf_writer_summary(const gf_writer *w) {
       if (p == 0 || !plane_written(f, p - 1)) ranges++;
       last = p;
     }
-    gf_buf_printf(&b, &len, &cap, "%s%s ", i ? "; " : "", f->name);
+    gf_text_printf(&b, "%s%s ", i ? "; " : "", f->name);
     if (ranges == 0) {
-      gf_buf_printf(&b, &len, &cap, "holds no planes");
+      gf_text_printf(&b, "holds no planes");
     } else if (ranges <= 3) {
-      gf_buf_printf(&b, &len, &cap, "planes ");
-      append_ranges(&b, &len, &cap, f);
+      gf_text_printf(&b, "planes ");
+      append_ranges(&b, f);
     } else { /* a message line, not a list: the sidecar has them all */
-      gf_buf_printf(&b, &len, &cap,
-                    "holds %" PRId64 " planes from %" PRId64 " to %" PRId64 " (%s.json lists them)",
-                    f->nwritten, first, last, f->name);
+      gf_text_printf(
+          &b, "holds %" PRId64 " planes from %" PRId64 " to %" PRId64 " (%s.json lists them)",
+          f->nwritten, first, last, f->name);
     }
   }
-  return b;
+  return gf_text_take(&b);
 }
 
 void gf_writer_destroy(gf_writer *w) {

@@ -82,7 +82,7 @@ void gf_writer_destroy(gf_writer *w);
 void gf_remove_file(const char *dir, const char *name);
 
 /* Writes `text` to DIR/NAME atomically (temporary file, fsync, rename).
- * `text` NULL (a gf_buf_printf buffer that ran out of memory) reports
+ * `text` NULL (a gf_text that ran out of memory) reports
  * `out of memory: writing NAME` and writes nothing. */
 gf_status gf_write_file_atomic(const char *dir, const char *name, const char *text, gf_diag *diag);
 
@@ -90,10 +90,5 @@ gf_status gf_write_file_atomic(const char *dir, const char *name, const char *te
  * 0, cap = 0;`. Out of memory, the buffer is freed, *buf becomes NULL and
  * stays so (further appends do nothing): the builder checks *buf once at the
  * end. */
-/* Appends `s` to `buf` as a JSON string literal (quotes and escapes). */
-void gf_json_string(char **buf, size_t *len, size_t *cap, const char *s);
-/* printf-append to a growing buffer. */
-void gf_buf_printf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -22,6 +22,7 @@
 #include "load.h"
 #include "registry.h"
 #include "schedule.h"
+#include "text.h"
 
 #define MAX_TASKS 256
 #define MAX_STREAMS 64
@@ -124,55 +125,24 @@ static gf_status load_oom(loader *ld) {
   return gf_oom(ld->diag, "loading the workflow");
 }
 
-/* A growable string for lists in messages and for the emitted YAML. Out of
- * memory, `failed` is set, `data` freed and NULL, and later appends do
- * nothing: the builder checks once, at the end. */
-typedef struct strbuf {
-  char *data;
-  size_t len, cap;
-  int failed;
-} strbuf;
-
-static void sb_append(strbuf *sb, const char *s, size_t n) {
-  if (sb->failed) return;
-  if (sb->len + n + 1 > sb->cap) {
-    size_t cap = (sb->len + n + 1) * 2;
-    char *grown = gf_realloc(sb->data, cap);
-    if (!grown) {
-      free(sb->data);
-      *sb = (strbuf){.failed = 1};
-      return;
-    }
-    sb->data = grown;
-    sb->cap = cap;
-  }
-  memcpy(sb->data + sb->len, s, n);
-  sb->len += n;
-  sb->data[sb->len] = '\0';
-}
-
-static void sb_puts(strbuf *sb, const char *s) {
-  sb_append(sb, s, strlen(s));
-}
-
 /* "a, b, c" of names[0..count); caller frees. */
 char *gf_load_join(const char *const *names, int count) {
-  strbuf sb = {0};
-  sb_puts(&sb, "");
+  gf_text sb = {0};
+  gf_text_puts(&sb, "");
   for (int i = 0; i < count; i++) {
-    if (i) sb_puts(&sb, ", ");
-    sb_puts(&sb, names[i]);
+    if (i) gf_text_puts(&sb, ", ");
+    gf_text_puts(&sb, names[i]);
   }
   return sb.data;
 }
 
 /* The same for names at a fixed stride inside an array of structs. */
 static char *join_member_names(const void *base, size_t stride, int count) {
-  strbuf sb = {0};
-  sb_puts(&sb, "");
+  gf_text sb = {0};
+  gf_text_puts(&sb, "");
   for (int i = 0; i < count; i++) {
-    if (i) sb_puts(&sb, ", ");
-    sb_puts(&sb, *(char *const *)((const char *)base + (size_t)i * stride));
+    if (i) gf_text_puts(&sb, ", ");
+    gf_text_puts(&sb, *(char *const *)((const char *)base + (size_t)i * stride));
   }
   return sb.data;
 }
@@ -407,11 +377,11 @@ gf_status gf_load_mapping(loader *ld, yaml_node_t *node, const char *what, const
     int k = 0;
     while (k < nspec && strcmp(spec[k].name, name) != 0) k++;
     if (k == nspec) {
-      strbuf list = {0};
-      sb_puts(&list, "");
+      gf_text list = {0};
+      gf_text_puts(&list, "");
       for (int j = 0; j < nspec; j++) {
-        if (j) sb_puts(&list, ", ");
-        sb_puts(&list, spec[j].name);
+        if (j) gf_text_puts(&list, ", ");
+        gf_text_puts(&list, spec[j].name);
       }
       status = what
                    ? gf_load_fail(ld, key, "unknown key '%s' in %s; expected one of: %s", name,
@@ -1829,9 +1799,9 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
 
 /* ---- resolved YAML ------------------------------------------------------------ */
 
-static int emit_to_strbuf(void *data, unsigned char *buffer, size_t size) {
-  strbuf *sb = data;
-  sb_append(sb, (const char *)buffer, size);
+static int emit_to_text(void *data, unsigned char *buffer, size_t size) {
+  gf_text *sb = data;
+  gf_text_append(sb, (const char *)buffer, size);
   return !sb->failed;
 }
 
@@ -1849,11 +1819,11 @@ static char *emit_resolved(loader *ld, int *out_of_memory) {
       if (value) gf_load_node(ld, params_id)->data.mapping.pairs.start[i].value = value;
     }
   }
-  strbuf sb = {0};
-  sb_puts(&sb, "");
+  gf_text sb = {0};
+  gf_text_puts(&sb, "");
   yaml_emitter_t emitter;
   yaml_emitter_initialize(&emitter);
-  yaml_emitter_set_output(&emitter, emit_to_strbuf, &sb);
+  yaml_emitter_set_output(&emitter, emit_to_text, &sb);
   yaml_emitter_set_unicode(&emitter, 1);
   yaml_emitter_set_width(&emitter, 100);
   int ok = yaml_emitter_open(&emitter);
@@ -1861,7 +1831,7 @@ static char *emit_resolved(loader *ld, int *out_of_memory) {
   ld->have_doc = 0; /* the emitter has freed it */
   ok = ok && yaml_emitter_close(&emitter) && yaml_emitter_flush(&emitter);
   yaml_emitter_delete(&emitter);
-  if (ok && sb.len && sb.data[sb.len - 1] != '\n') sb_puts(&sb, "\n");
+  if (ok && sb.len && sb.data[sb.len - 1] != '\n') gf_text_puts(&sb, "\n");
   *out_of_memory = sb.failed;
   if (!ok || sb.failed) {
     free(sb.data);
@@ -2038,14 +2008,14 @@ gf_status gf_workflow_load(const char *path, const gf_override *overrides, int n
     fclose(file);
     return too_big(path, (size_t)info.st_size, diag);
   }
-  strbuf sb = {0};
-  sb_puts(&sb, "");
+  gf_text sb = {0};
+  gf_text_puts(&sb, "");
   char chunk[65536];
   size_t n;
   /* A pipe has no size to ask for: read one byte past the limit at most. */
   while (!sb.failed && sb.len <= GF_MAX_DOCUMENT_BYTES &&
          (n = fread(chunk, 1, sizeof chunk, file)) > 0)
-    sb_append(&sb, chunk, n);
+    gf_text_append(&sb, chunk, n);
   int failed = ferror(file);
   int saved_errno = errno;
   fclose(file);

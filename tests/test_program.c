@@ -8,15 +8,10 @@
 
 #include "check.h"
 #include "graph.h"
+#include "plan_fixture.h"
 #include "program.h"
 #include "registry.h"
 #include "workflow.h"
-
-static FILE *quiet(void) {
-  static FILE *sink;
-  if (!sink) sink = tmpfile();
-  return sink;
-}
 
 typedef struct compiled {
   gf_workflow *wf;
@@ -29,20 +24,7 @@ typedef struct compiled {
 static int compile(const char *path, const char *const *sets, int nsets, int64_t chunk,
                    compiled *c) {
   memset(c, 0, sizeof *c);
-  gf_registry *registry = gf_registry_create();
-  gf_kernels_register_builtin(gf_registry_registrar(registry));
-  gf_override overrides[8];
-  char keys[8][64];
-  for (int i = 0; i < nsets; i++) {
-    const char *eq = strchr(sets[i], '=');
-    snprintf(keys[i], sizeof keys[i], "%.*s", (int)(eq - sets[i]), sets[i]);
-    overrides[i] = (gf_override){keys[i], eq + 1};
-  }
-  gf_diag_init(&c->diag, NULL, NULL);
-  c->diag.out = quiet();
-  gf_status st = gf_workflow_load(path, overrides, nsets, registry, NULL, &c->diag, &c->wf, NULL);
-  gf_registry_free(registry);
-  if (st == GF_OK) st = gf_plan_create(c->wf, &c->diag, &c->plan);
+  gf_status st = load_plan(path, sets, nsets, &c->diag, &c->wf, &c->plan);
   if (st == GF_OK) st = gf_program_create(c->wf, c->plan, &c->diag, &c->program);
   for (int64_t n = 0; st == GF_OK && n < c->wf->steps; n += chunk)
     st = gf_program_compile(c->program, n, chunk, &c->diag);
@@ -158,16 +140,8 @@ static void test_stretches(void) {
   /* A stretch's segments cover only that stretch: compare as it goes. */
   compiled again;
   memset(&again, 0, sizeof again);
-  gf_registry *registry = gf_registry_create();
-  gf_kernels_register_builtin(gf_registry_registrar(registry));
-  gf_diag_init(&again.diag, NULL, NULL);
-  again.diag.out = quiet();
-  gf_override o = {"schedule", "auto"};
-  CHECK_INT(gf_workflow_load("../workflows/wave2d.yaml", &o, 1, registry, NULL, &again.diag,
-                             &again.wf, NULL),
+  CHECK_INT(load_plan("../workflows/wave2d.yaml", sets, 1, &again.diag, &again.wf, &again.plan),
             GF_OK);
-  gf_registry_free(registry);
-  CHECK_INT(gf_plan_create(again.wf, &again.diag, &again.plan), GF_OK);
   CHECK_INT(gf_program_create(again.wf, again.plan, &again.diag, &again.program), GF_OK);
   CHECK_INT(gf_program_compile(again.program, 5, 7, &again.diag), GF_INTERNAL); /* not from 0 */
   for (int64_t n = 0; n < 640; n += 7) {

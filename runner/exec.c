@@ -19,6 +19,7 @@
 #include "output.h"
 #include "schedule.h"
 #include "text.h"
+#include "trace.h"
 
 /* The host may issue at most 2 x FENCE_STEPS steps ahead of the streams: at
  * every FENCE_STEPS-th step it records a fence on every stream and waits for
@@ -54,7 +55,15 @@ typedef struct run {
   gf_event *staged_ready;
   int64_t *count;         /* instances run, per task */
   gf_task_timing *timing; /* busy time per task, summed by the backend's sink */
-  int64_t backend_ns;     /* host time inside backend calls during the loop */
+  gf_trace *trace;        /* the timeline, or NULL */
+  /* for the trace's flow arrows: the last device operation issued on each
+   * stream, the operation each event was recorded after, and what each
+   * stream waits for before its next operation */
+  gf_trace_key *last_op;      /* [stream]; task -2: none */
+  gf_trace_key *recorded;     /* [event] */
+  gf_trace_key (*waiting)[8]; /* [stream][i] */
+  int *nwaiting;              /* [stream] */
+  int64_t backend_ns;         /* host time inside backend calls during the loop */
   int64_t task_ops;
   double points, kernel_bytes; /* grid points updated and bytes moved by launches */
   int64_t kernel_calls;
@@ -76,6 +85,69 @@ void gf_task_timing_report(void *timings, const gf_op_timing *timing) {
   gf_task_timing *t = (gf_task_timing *)timings + timing->tag.task;
   atomic_fetch_add_explicit(&t->busy_ns, timing->end_ns - timing->start_ns, memory_order_relaxed);
   atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
+}
+
+/* The sink the executor installs: the per-task sums and, when asked, the trace. */
+static void run_sink(void *user, const gf_op_timing *timing) {
+  run *r = user;
+  gf_task_timing_report(r->timing, timing);
+  if (r->trace) gf_trace_report(r->trace, timing);
+}
+
+/* The trace's flow arrows, from the instructions as they are issued. */
+static void trace_dependencies(run *r, const gf_instr *in, int64_t n) {
+  const gf_trace_key none = {.task = -2};
+  int device_op = in->kind == GF_I_LAUNCH || in->kind == GF_I_COPY;
+  if (device_op) {
+    gf_trace_key me = {in->task, n, in->stream,
+                       in->kind == GF_I_LAUNCH ? GF_TIMED_LAUNCH : GF_TIMED_COPY};
+    for (int i = 0; i < r->nwaiting[in->stream]; i++)
+      gf_trace_flow(r->trace, r->waiting[in->stream][i], me);
+    r->nwaiting[in->stream] = 0;
+    r->last_op[in->stream] = me;
+  } else if (in->kind == GF_I_RECORD && in->event >= 0) {
+    r->recorded[in->event] = r->last_op[in->stream];
+  } else if (in->kind == GF_I_WAIT) {
+    gf_trace_key from = r->recorded[in->event];
+    if (from.task != none.task && r->nwaiting[in->stream] < 8)
+      r->waiting[in->stream][r->nwaiting[in->stream]++] = from;
+  } else if (in->kind == GF_I_HOST_WAIT && in->event >= 0) {
+    gf_trace_key from = r->recorded[in->event];
+    if (from.task != none.task)
+      gf_trace_flow(r->trace, from, (gf_trace_key){in->task, n, -1, GF_TIMED_HOST_WAIT});
+  }
+}
+
+static gf_status start_trace(run *r, const gf_run_options *options) {
+  const gf_workflow *wf = r->wf;
+  const char **streams = gf_calloc((size_t)r->nstreams + 1, sizeof *streams);
+  const char **tasks = gf_calloc((size_t)wf->ntasks + 1, sizeof *tasks);
+  char process[512];
+  snprintf(process, sizeof process, "gflow %s (%s)", wf->name, r->b->description);
+  for (int s = 0; streams && s < r->nstreams; s++) streams[s] = gf_plan_stream_name(r->plan, s);
+  for (int t = 0; tasks && t < wf->ntasks; t++) tasks[t] = wf->tasks[t].name;
+  if (streams && tasks)
+    r->trace = gf_trace_create(streams, r->nstreams, tasks, wf->ntasks, process,
+                               options->trace_first, options->trace_end);
+  free(streams);
+  free(tasks);
+  r->last_op = gf_calloc((size_t)r->nstreams + 1, sizeof *r->last_op);
+  r->recorded = gf_calloc((size_t)r->nevents + 1, sizeof *r->recorded);
+  r->waiting = gf_calloc((size_t)r->nstreams + 1, sizeof *r->waiting);
+  r->nwaiting = gf_calloc((size_t)r->nstreams + 1, sizeof *r->nwaiting);
+  if (!r->trace || !r->last_op || !r->recorded || !r->waiting || !r->nwaiting)
+    return gf_oom(r->diag, "starting the trace");
+  for (int s = 0; s < r->nstreams; s++) r->last_op[s].task = -2;
+  for (int e = 0; e < r->nevents; e++) r->recorded[e].task = -2;
+  return GF_OK;
+}
+
+static void free_trace(run *r) {
+  gf_trace_free(r->trace);
+  free(r->last_op);
+  free(r->recorded);
+  free(r->waiting);
+  free(r->nwaiting);
 }
 
 static gf_status init_field(void *user, int field, void *host) {
@@ -127,6 +199,7 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
     r->task_ops++;
     r->count[in->task]++;
   }
+  if (r->trace) trace_dependencies(r, in, n);
   switch (in->kind) {
     case GF_I_LAUNCH:
       if ((st = set_params(r, in, n)) != GF_OK) return st;
@@ -499,8 +572,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.nevents = gf_program_event_count(program);
   r.timing = gf_calloc((size_t)wf->ntasks, sizeof *r.timing);
   r.count = gf_calloc((size_t)wf->ntasks, sizeof *r.count);
-  b->sink = (gf_op_sink){gf_task_timing_report, r.timing};
+  b->sink = (gf_op_sink){run_sink, &r};
   gf_status st = r.timing && r.count ? GF_OK : gf_oom(diag, "starting the run");
+  if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
   if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, diag, &r.writer);
@@ -559,11 +633,16 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
     free(summary);
   }
 
+  if (r.trace) { /* the backend is idle: every operation has been reported */
+    gf_status written = gf_trace_write(r.trace, options->trace_path, diag);
+    if (st == GF_OK) st = written;
+  }
   gf_writer_destroy(r.writer);
   destroy_streams_and_events(&r);
   gf_memory_destroy(r.memory);
   free(r.count);
   b->sink = (gf_op_sink){NULL, NULL};
+  free_trace(&r);
   free(r.timing);
   return st;
 }

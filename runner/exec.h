@@ -19,6 +19,10 @@ typedef struct gf_run_options {
   /* Set to a signal number (SIGINT, SIGTERM) by the caller's handler; the
    * loop reads it at each step boundary. NULL: never stop early. */
   const volatile sig_atomic_t *stop;
+  /* Not NULL: write the run's timeline there (trace.h), for the steps in
+   * [trace_first, trace_end). */
+  const char *trace_path;
+  int64_t trace_first, trace_end;
 } gf_run_options;
 
 /* Runs the whole workflow: `program` holds the steps compiled so far (the

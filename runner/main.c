@@ -43,6 +43,9 @@ static const char usage_run[] =
     "  --plugin FILE       load a kernel plugin (repeatable)\n"
     "  --timing            GPU backend: measure every task's busy time with events\n"
     "                      (the CPU backend always does; on a GPU it adds two events per task)\n"
+    "  --trace FILE        write the run's timeline as Chrome trace / Perfetto JSON\n"
+    "                      (open it in ui.perfetto.dev); on a GPU it implies --timing\n"
+    "  --trace-steps A:B   trace only steps A to B - 1 (default: every step)\n"
     "  --lua-memory N      bytes a Lua hook state may hold (same as --set limits.lua_memory=N)\n"
     "  --lua-instructions N  instructions per hook call (--set limits.lua_instructions=N)\n"
     "  --quiet             no timing report\n"
@@ -86,6 +89,8 @@ typedef struct cli {
   int64_t step;
   int quiet;
   int timing;
+  const char *trace;
+  int64_t trace_first, trace_end;
 } cli;
 
 static gf_status usage_error(const char *usage, const char *fmt, const char *arg) {
@@ -133,7 +138,9 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
     OPT_QUIET,
     OPT_HELP,
     OPT_LUA_MEMORY,
-    OPT_LUA_INSTRUCTIONS
+    OPT_LUA_INSTRUCTIONS,
+    OPT_TRACE,
+    OPT_TRACE_STEPS
   };
   static const struct option options[] = {
       {"set", required_argument, NULL, OPT_SET},
@@ -148,6 +155,8 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
       {"timing", no_argument, NULL, OPT_TIMING},
       {"lua-memory", required_argument, NULL, OPT_LUA_MEMORY},
       {"lua-instructions", required_argument, NULL, OPT_LUA_INSTRUCTIONS},
+      {"trace", required_argument, NULL, OPT_TRACE},
+      {"trace-steps", required_argument, NULL, OPT_TRACE_STEPS},
       {NULL, 0, NULL, 0}};
   const char *cmd = c->command;
   int is_run = strcmp(cmd, "run") == 0, is_dag = strcmp(cmd, "dag") == 0;
@@ -226,6 +235,24 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
         if (!is_run) return usage_error(*usage, "--quiet is an option of 'run', not '%s'", cmd);
         c->quiet = 1;
         break;
+      case OPT_TRACE:
+        if (!is_run) return usage_error(*usage, "--trace is an option of 'run', not '%s'", cmd);
+        c->trace = optarg;
+        break;
+      case OPT_TRACE_STEPS: {
+        char *colon = strchr(optarg, ':');
+        int64_t a, b;
+        if (!is_run || !colon)
+          return usage_error(*usage, "--trace-steps takes A:B, not '%s'", optarg);
+        *colon = '\0';
+        int ok = parse_int(optarg, &a) && parse_int(colon + 1, &b) && a >= 0 && b > a;
+        *colon = ':';
+        if (!ok)
+          return usage_error(*usage, "--trace-steps takes A:B with 0 <= A < B, not '%s'", optarg);
+        c->trace_first = a;
+        c->trace_end = b;
+        break;
+      }
       default:
         return usage_error(*usage, "unknown option '%s'", argv[optind - 1]);
     }
@@ -298,7 +325,9 @@ static void print_kernels(const gf_registry *registry) {
 
 /* GPU if one answers (auto), else the CPU; a forced backend that cannot run is an error. */
 static gf_status open_backend(const cli *c, gf_diag *diag, gf_backend **out) {
-  gf_backend_options options = {.device = c->device, .threads = c->threads, .timing = c->timing};
+  /* A GPU times its operations with events only when asked: the trace asks. */
+  gf_backend_options options = {
+      .device = c->device, .threads = c->threads, .timing = c->timing || c->trace};
   const char *want = c->backend ? c->backend : "auto";
   if (strcmp(want, "cpu") != 0) {
     char why[512] = "";
@@ -389,7 +418,10 @@ static gf_status run_command(cli *c) {
     if (st == GF_OK) {
       gf_run_options options = {.out_dir = c->out_dir ? c->out_dir : default_out,
                                 .quiet = c->quiet,
-                                .stop = &stop_signal};
+                                .stop = &stop_signal,
+                                .trace_path = c->trace,
+                                .trace_first = c->trace_first,
+                                .trace_end = c->trace_end};
       catch_stop_signals();
       st = gf_exec_run(wf, program, eval, backend, &options, &diag);
     }
@@ -421,7 +453,7 @@ int main(int argc, char **argv) {
     printf("gflow %s (workflow schema 1, kernel ABI %d)\n", GFLOW_VERSION, GF_ABI_VERSION);
     return 0;
   }
-  cli c = {.command = argv[1], .device = -1, .step = -1};
+  cli c = {.command = argv[1], .device = -1, .step = -1, .trace_end = INT64_MAX};
   const char *usage = NULL;
   if (strcmp(c.command, "run") == 0)
     usage = usage_run;

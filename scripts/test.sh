@@ -11,7 +11,7 @@ scripts/setup.sh --deps-only
 # tool is installed and says so when it is not.
 if [ "${CI:-}" = true ]; then
   missing=()
-  for p in valgrind clang-14 libclang-rt-14-dev hipcc libamdhip64-dev; do
+  for p in valgrind clang-14 libclang-rt-14-dev hipcc libamdhip64-dev python3; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# trace.sh - `gflow run --trace`: the timeline of a small run against the plan.
+# Every kernel launch and output copy of the traced steps appears once, on its
+# stream's track, in step order; the event dependencies the workflow states
+# (`after: [step@n-2]`, `after: [snapshot@n-3]`) are flow arrows between the
+# right slices; --trace-steps bounds what is kept.
+#   trace.sh GFLOW REPO
+set -uo pipefail
+gflow=$1
+repo=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gflow-trace.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+. "$repo/tests/integration/lib.sh"
+command -v python3 >/dev/null || { echo "trace.sh needs python3"; exit 1; }
+
+check() { # check TRACE FIRST END: the structure of the trace of steps FIRST..END-1
+  python3 - "$@" <<'PY'
+import json, sys
+path, first, end = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+events = json.load(open(path))["traceEvents"]
+tracks = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+slices = [e for e in events if e["ph"] == "X"]
+problems = []
+def expect(cond, what):
+    if not cond: problems.append(what)
+steps = [s["args"]["step"] for s in slices if s["args"]["step"] >= 0]
+expect(steps and min(steps) == first and max(steps) == end - 1, f"steps {min(steps)}..{max(steps)}, expected {first}..{end - 1}")
+for n in range(first, end):
+    launches = [s for s in slices if s["name"] == "step" and s["args"]["step"] == n]
+    expect(len(launches) == 1 and tracks[launches[0]["tid"]] == "compute", f"step {n}: launches {launches}")
+    copies = [s for s in slices if s["name"] == "snapshot" and s["cat"] == "copy" and s["args"]["step"] == n]
+    if not 1 < n < 63:  # `when: n > 1 and n < nt - 1`
+        expect(not copies, f"step {n}: a snapshot that should not run")
+        continue
+    expect(len(copies) == 1 and tracks[copies[0]["tid"]] == f"io[{n % 5}]", f"step {n}: snapshot copies {copies}")
+    expect(copies and copies[0]["args"]["bytes"] == 32 * 32 * 4, f"step {n}: copy bytes")
+for tid in tracks:  # a track's slices run one after another, in issue order
+    on = sorted((s for s in slices if s["tid"] == tid and s["args"]["step"] >= 0), key=lambda s: s["ts"])
+    for a, b in zip(on, on[1:]):
+        expect(a["args"]["step"] <= b["args"]["step"], f"{tracks[tid]}: step {b['args']['step']} after {a['args']['step']}")
+        expect(a["ts"] + a["dur"] <= b["ts"] + 1e-3, f"{tracks[tid]}: overlapping slices at steps {a['args']['step']}, {b['args']['step']}")
+def slice_at(tid, ts, start):
+    for s in slices:
+        if s["tid"] == tid and (abs(s["ts"] - ts) < 2e-3 if start else s["ts"] <= ts <= s["ts"] + s["dur"]):
+            return s
+flows = {}
+for e in events:
+    if e["ph"] in "sf": flows.setdefault(e["id"], {})[e["ph"]] = e
+pairs = set()
+for f in flows.values():
+    p, c = slice_at(f["s"]["tid"], f["s"]["ts"], False), slice_at(f["f"]["tid"], f["f"]["ts"], True)
+    expect(p is not None and c is not None, f"a flow arrow joins no slice: {f}")
+    if p and c: pairs.add((p["name"], p["args"]["step"], c["name"], c["args"]["step"]))
+for n in range(first, end):
+    if n - 2 >= first and 1 < n < 63:
+        expect(("step", n - 2, "snapshot", n) in pairs, f"no arrow step@{n - 2} -> snapshot@{n}")
+    if n - 3 >= first and 1 < n - 3 < 63:
+        expect(("snapshot", n - 3, "step", n) in pairs, f"no arrow snapshot@{n - 3} -> step@{n}")
+for p in problems[:10]: print("FAIL:", p)
+sys.exit(1 if problems else 0)
+PY
+}
+
+wave="$repo/workflows/wave2d.yaml"
+small=(--set 'grid.shape=[32,32]' --set params.nt=64 --backend cpu --quiet)
+expect_exit 0 "a traced run" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/o" --trace "$tmp/t.json" --trace-steps 20:30
+[ -s "$tmp/t.json" ] && pass || fail "no trace written"
+check "$tmp/t.json" 20 30 && pass || fail "trace of steps 20..29"
+cmp -s "$tmp/o/array_out.dat" <("$gflow" run "$wave" "${small[@]}" --out "$tmp/p" >/dev/null 2>&1; cat "$tmp/p/array_out.dat") &&
+  pass || fail "tracing changed the output"
+expect_exit 0 "the whole run traced" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/q" --trace "$tmp/all.json"
+check "$tmp/all.json" 0 64 && pass || fail "trace of every step"
+expect_exit 64 "a bad step range" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/r" --trace "$tmp/x.json" --trace-steps 9:3
+expect_contains "$err" "--trace-steps takes A:B with 0 <= A < B, not '9:3'" "the range message"
+finish

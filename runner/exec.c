@@ -14,9 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "memory.h"
 #include "output.h"
+#include "progress.h"
 #include "schedule.h"
 #include "text.h"
 #include "trace.h"
@@ -531,11 +533,21 @@ static void destroy_streams_and_events(run *r) {
   free(r->streams);
 }
 
+/* The progress line, on stderr; NULL (no progress) when out of memory. */
+static gf_progress *start_progress(run *r, const gf_run_options *options) {
+  double dt = 0;
+  for (int p = 0; p < r->wf->nparams; p++)
+    if (strcmp(r->wf->params[p].name, "dt") == 0) dt = r->wf->params[p].value;
+  return gf_progress_create(stderr, isatty(fileno(stderr)),
+                            options->progress_s > 0 ? options->progress_s : 10, r->wf->name,
+                            r->wf->steps, dt);
+}
+
 /* The loop: every step of every segment, compiling the next stretch of
  * steps when the program ends before the loop does. Stops at a signal (at a
  * step boundary) or at the first failure; *steps_run counts the steps done. */
 static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_run,
-                          int *stop_signal) {
+                          int *stop_signal, gf_progress *progress) {
   const gf_workflow *wf = r->wf;
   gf_status st = GF_OK;
   int64_t n = 0;
@@ -557,6 +569,8 @@ static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_
         if (st == GF_OK) st = fence_step(r, n);
         if (st == GF_OK && wf->check.every && (n + 1) % wf->check.every == 0)
           st = check_fields(r, n);
+        if (progress)
+          gf_progress_update(progress, n + 1, r->points, gf_writer_bytes_written(r->writer));
       }
     }
   }
@@ -586,7 +600,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   int stop_signal = 0; /* the signal that stopped the loop */
   if (st == GF_OK) {
     t0 = now_ns();
-    st = run_loop(&r, options, &steps_run, &stop_signal);
+    gf_progress *progress = options->quiet ? NULL : start_progress(&r, options);
+    st = run_loop(&r, options, &steps_run, &stop_signal, progress);
+    gf_progress_free(progress);
   }
   /* A stopped run keeps its files; a failed one does not. */
   int keep = st == GF_OK || st == GF_DIVERGED;

@@ -23,6 +23,9 @@ typedef struct gf_run_options {
    * [trace_first, trace_end). */
   const char *trace_path;
   int64_t trace_first, trace_end;
+  /* Unless quiet: progress on stderr, redrawn on a terminal, else a line
+   * every progress_s seconds (0: 10). */
+  double progress_s;
 } gf_run_options;
 
 /* Runs the whole workflow: `program` holds the steps compiled so far (the

@@ -46,6 +46,8 @@ static const char usage_run[] =
     "  --trace FILE        write the run's timeline as Chrome trace / Perfetto JSON\n"
     "                      (open it in ui.perfetto.dev); on a GPU it implies --timing\n"
     "  --trace-steps A:B   trace only steps A to B - 1 (default: every step)\n"
+    "  --progress SECONDS  when stderr is not a terminal, a progress line this often\n"
+    "                      (default 10; on a terminal one line is redrawn)\n"
     "  --lua-memory N      bytes a Lua hook state may hold (same as --set limits.lua_memory=N)\n"
     "  --lua-instructions N  instructions per hook call (--set limits.lua_instructions=N)\n"
     "  --quiet             no timing report\n"
@@ -91,6 +93,7 @@ typedef struct cli {
   int timing;
   const char *trace;
   int64_t trace_first, trace_end;
+  double progress_s;
 } cli;
 
 static gf_status usage_error(const char *usage, const char *fmt, const char *arg) {
@@ -140,7 +143,8 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
     OPT_LUA_MEMORY,
     OPT_LUA_INSTRUCTIONS,
     OPT_TRACE,
-    OPT_TRACE_STEPS
+    OPT_TRACE_STEPS,
+    OPT_PROGRESS
   };
   static const struct option options[] = {
       {"set", required_argument, NULL, OPT_SET},
@@ -157,6 +161,7 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
       {"lua-instructions", required_argument, NULL, OPT_LUA_INSTRUCTIONS},
       {"trace", required_argument, NULL, OPT_TRACE},
       {"trace-steps", required_argument, NULL, OPT_TRACE_STEPS},
+      {"progress", required_argument, NULL, OPT_PROGRESS},
       {NULL, 0, NULL, 0}};
   const char *cmd = c->command;
   int is_run = strcmp(cmd, "run") == 0, is_dag = strcmp(cmd, "dag") == 0;
@@ -239,6 +244,15 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
         if (!is_run) return usage_error(*usage, "--trace is an option of 'run', not '%s'", cmd);
         c->trace = optarg;
         break;
+      case OPT_PROGRESS: {
+        char *end;
+        double seconds = strtod(optarg, &end);
+        if (!is_run || *end || !(seconds > 0) || seconds > 1e6)
+          return usage_error(*usage, "--progress takes seconds between lines (run only), not '%s'",
+                             optarg);
+        c->progress_s = seconds;
+        break;
+      }
       case OPT_TRACE_STEPS: {
         char *colon = strchr(optarg, ':');
         int64_t a, b;
@@ -421,7 +435,8 @@ static gf_status run_command(cli *c) {
                                 .stop = &stop_signal,
                                 .trace_path = c->trace,
                                 .trace_first = c->trace_first,
-                                .trace_end = c->trace_end};
+                                .trace_end = c->trace_end,
+                                .progress_s = c->progress_s};
       catch_stop_signals();
       st = gf_exec_run(wf, program, eval, backend, &options, &diag);
     }

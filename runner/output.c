@@ -61,6 +61,7 @@ struct gf_writer {
   int head, count;
   int stopping;
   atomic_int failed;
+  _Atomic int64_t bytes_written; /* planes written so far, for progress */
   pthread_t thread;
   int thread_started;
 };
@@ -184,6 +185,7 @@ static void *writer_main(void *arg) {
       f->written[j.plane >> 3] |= (uint8_t)(1u << (j.plane & 7));
       f->nwritten++;
     }
+    if (!failed) atomic_fetch_add(&w->bytes_written, (int64_t)f->plane_bytes);
 
     pthread_mutex_lock(&w->lock);
     w->head = (w->head + 1) % w->nslots;
@@ -281,6 +283,10 @@ void gf_writer_submit(gf_writer *w, int slot, int file, int64_t plane) {
   w->count++;
   pthread_cond_broadcast(&w->changed);
   pthread_mutex_unlock(&w->lock);
+}
+
+int64_t gf_writer_bytes_written(gf_writer *w) {
+  return w ? atomic_load(&w->bytes_written) : 0;
 }
 
 gf_status gf_writer_status(gf_writer *w) {

@@ -38,6 +38,9 @@ gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **r
 /* Hands a filled buffer to the writer thread: plane `plane` of wf->files[file]. */
 void gf_writer_submit(gf_writer *w, int slot, int file, int64_t plane);
 
+/* Bytes of planes written to the files so far (any thread may ask). */
+int64_t gf_writer_bytes_written(gf_writer *w);
+
 /* GF_OK unless the writer thread has failed (it has reported why). */
 gf_status gf_writer_status(gf_writer *w);
 

@@ -19,7 +19,7 @@ if(GFLOW_ALLOC_FAULTS)
   add_test(NAME out_of_memory
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/out_of_memory.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
 endif()
-# The timeline: every operation of the traced steps once, on its stream's
-# track, with the workflow's dependencies as flow arrows.
-add_test(NAME trace
-  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/trace.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+# Seeing a run: the timeline (every operation of the traced steps once, on its
+# stream's track, the workflow's dependencies as flow arrows) and progress lines.
+add_test(NAME observe
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/observe.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# trace.sh - `gflow run --trace`: the timeline of a small run against the plan.
+# observe.sh - seeing a run: the timeline (`--trace`) and the progress lines.
+# The timeline of a small run against the plan:
 # Every kernel launch and output copy of the traced steps appears once, on its
 # stream's track, in step order; the event dependencies the workflow states
 # (`after: [step@n-2]`, `after: [snapshot@n-3]`) are flow arrows between the
 # right slices; --trace-steps bounds what is kept.
-#   trace.sh GFLOW REPO
+# Progress, when stderr is not a terminal: timestamped lines, steps rising;
+# none with --quiet.
+#   observe.sh GFLOW REPO
 set -uo pipefail
 gflow=$1
 repo=$2
@@ -72,4 +75,13 @@ expect_exit 0 "the whole run traced" -- "$gflow" run "$wave" "${small[@]}" --out
 check "$tmp/all.json" 0 64 && pass || fail "trace of every step"
 expect_exit 64 "a bad step range" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/r" --trace "$tmp/x.json" --trace-steps 9:3
 expect_contains "$err" "--trace-steps takes A:B with 0 <= A < B, not '9:3'" "the range message"
+
+# progress without a terminal: timestamped lines with rising steps, then the report
+expect_exit 0 "progress lines" -- "$gflow" run "$wave" --set params.nt=400 --backend cpu --out "$tmp/g" --progress 0.01
+lines=$(printf '%s\n' "$err" | grep -E '^gflow: [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} wave2d: step [0-9]+ of 400 \([0-9.]+%\), t = [0-9.e-]+, [0-9.e+-]+ GPts/s, .* to go, .* written$')
+[ "$(printf '%s\n' "$lines" | grep -c .)" -ge 2 ] && pass || fail "expected progress lines, got: $err"
+printf '%s\n' "$lines" | sed 's/.* step \([0-9]*\) of.*/\1/' | sort -c -n && pass || fail "steps do not rise: $lines"
+expect_contains "$err" "wave2d: 400 steps in" "the report follows the progress"
+expect_exit 0 "quiet" -- "$gflow" run "$wave" --set params.nt=400 --backend cpu --out "$tmp/h" --progress 0.01 --quiet
+printf '%s' "$err" | grep -q ' step [0-9]* of ' && fail "--quiet printed progress: $err" || pass
 finish

@@ -13,6 +13,7 @@
 #include "eval.h"
 #include "exec.h"
 #include "graph.h"
+#include "image.h"
 #include "program.h"
 #include "registry.h"
 #include "workflow.h"
@@ -27,6 +28,7 @@ static const char usage_main[] =
     "  validate FILE   load and check a workflow, plan every step, print a summary\n"
     "  dag FILE        print one step's task graph as Graphviz DOT\n"
     "  kernels         list the kernels and their parameters\n"
+    "  view DIR        pictures (PNG) of the planes of a run's output files\n"
     "\n"
     "options for every command: --help, --version\n"
     "`gflow COMMAND --help` describes a command's options.\n";
@@ -55,6 +57,19 @@ static const char usage_run[] =
     "SIGINT or SIGTERM stops the run at the next step boundary: the outputs so far\n"
     "are written, marked \"complete\": false, and gflow exits 130 or 143. A second\n"
     "signal ends it at once (nothing then appears under a final name).\n";
+
+static const char usage_view[] =
+    "usage: gflow view DIR [options]\n"
+    "\n"
+    "Turns the output files of a run (NAME.dat with its sidecar NAME.dat.json) into\n"
+    "PNG pictures, one per plane, in DIR/view/: a diverging colormap, blue below\n"
+    "zero, white at zero, red above, over a range symmetric about zero.\n"
+    "\n"
+    "  --file NAME         only this output file (default: every one in DIR)\n"
+    "  --planes A:B        planes A to B - 1 (default: all that hold data)\n"
+    "  --every K           every K-th of those planes (default 1)\n"
+    "  --range LO:HI       the colormap's range (default: symmetric, from the data)\n"
+    "  --sheet             also a contact sheet of the pictures (NAME-sheet.png)\n";
 
 static const char usage_validate[] =
     "usage: gflow validate FILE [--set KEY=VALUE]... [--plugin FILE]...\n"
@@ -451,6 +466,67 @@ static gf_status run_command(cli *c) {
   return st;
 }
 
+/* `gflow view DIR ...`. */
+static int view_command(int argc, char **argv) {
+  enum { OPT_FILE = 256, OPT_PLANES, OPT_EVERY, OPT_RANGE, OPT_SHEET, OPT_HELP };
+  static const struct option options[] = {{"file", required_argument, NULL, OPT_FILE},
+                                          {"planes", required_argument, NULL, OPT_PLANES},
+                                          {"every", required_argument, NULL, OPT_EVERY},
+                                          {"range", required_argument, NULL, OPT_RANGE},
+                                          {"sheet", no_argument, NULL, OPT_SHEET},
+                                          {"help", no_argument, NULL, OPT_HELP},
+                                          {NULL, 0, NULL, 0}};
+  gf_view_options v = {.end = -1, .every = 1};
+  optind = 2;
+  opterr = 0;
+  int opt;
+  while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    int64_t a, b;
+    char *colon = optarg ? strchr(optarg, ':') : NULL;
+    switch (opt) {
+      case OPT_FILE:
+        v.file = optarg;
+        break;
+      case OPT_PLANES:
+        if (!colon) return usage_error(usage_view, "--planes takes A:B, not '%s'", optarg);
+        *colon = '\0';
+        if (!parse_int(optarg, &a) || !parse_int(colon + 1, &b) || a < 0 || b <= a) {
+          *colon = ':';
+          return usage_error(usage_view, "--planes takes A:B with 0 <= A < B, not '%s'", optarg);
+        }
+        v.first = a;
+        v.end = b;
+        break;
+      case OPT_EVERY:
+        if (!parse_int(optarg, &a) || a < 1)
+          return usage_error(usage_view, "--every takes a count >= 1, not '%s'", optarg);
+        v.every = a;
+        break;
+      case OPT_RANGE: {
+        char *end;
+        v.lo = colon ? strtod(optarg, &end) : 0;
+        if (!colon || end != colon || (v.hi = strtod(colon + 1, &end), *end) || !(v.lo < v.hi))
+          return usage_error(usage_view, "--range takes LO:HI with LO < HI, not '%s'", optarg);
+        v.fixed_range = 1;
+        break;
+      }
+      case OPT_SHEET:
+        v.sheet = 1;
+        break;
+      case OPT_HELP:
+        fputs(usage_view, stdout);
+        return 0;
+      default:
+        return usage_error(usage_view, "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind != argc - 1) return usage_error(usage_view, "'view' needs one output folder%s", "");
+  v.dir = argv[optind];
+  gf_diag diag;
+  gf_diag_init(&diag, NULL, NULL);
+  return (int)gf_view(&v, &diag, stdout);
+}
+
 int main(int argc, char **argv) {
   /* Past a file size limit a write then fails with EFBIG, which gflow
    * reports, instead of the signal ending the process without a word. */
@@ -468,6 +544,7 @@ int main(int argc, char **argv) {
     printf("gflow %s (workflow schema 1, kernel ABI %d)\n", GFLOW_VERSION, GF_ABI_VERSION);
     return 0;
   }
+  if (strcmp(argv[1], "view") == 0) return view_command(argc, argv);
   cli c = {.command = argv[1], .device = -1, .step = -1, .trace_end = INT64_MAX};
   const char *usage = NULL;
   if (strcmp(c.command, "run") == 0)

@@ -84,4 +84,50 @@ printf '%s\n' "$lines" | sed 's/.* step \([0-9]*\) of.*/\1/' | sort -c -n && pas
 expect_contains "$err" "wave2d: 400 steps in" "the report follows the progress"
 expect_exit 0 "quiet" -- "$gflow" run "$wave" --set params.nt=400 --backend cpu --out "$tmp/h" --progress 0.01 --quiet
 printf '%s' "$err" | grep -q ' step [0-9]* of ' && fail "--quiet printed progress: $err" || pass
+
+# pictures: one PNG per valid plane chosen, and its pixels are the plane's
+# values through the diverging colormap (an independent decoder and colormap)
+expect_exit 0 "a run to view" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/v"
+expect_exit 0 "view" -- "$gflow" view "$tmp/v" --every 10 --sheet
+expect_contains "$out" "array_out.dat: 7 planes as pictures in $tmp/v/view/" "view's report"
+[ "$(ls "$tmp/v/view" | grep -c '^array_out.dat-0000[0-9][0-9].png$')" -eq 7 ] && pass || fail "frames: $(ls "$tmp/v/view")"
+[ -s "$tmp/v/view/array_out.dat-sheet.png" ] && pass || fail "no contact sheet"
+python3 - "$tmp/v" <<'PY' && pass || fail "pixels do not match the field through the colormap"
+import json, struct, sys, zlib
+d = sys.argv[1]
+meta = json.load(open(f"{d}/array_out.dat.json"))
+planes, rows, cols = meta["shape"]
+raw = open(f"{d}/array_out.dat", "rb").read()
+def plane(p): return struct.unpack_from(f"<{rows * cols}f", raw, p * rows * cols * 4)
+valid = [p for a, b in meta["valid_planes"] for p in range(a, b + 1)]
+chosen = valid[::10]
+m = max(abs(v) for p in chosen for v in plane(p)) or 1
+def colour(v):
+    t = min(max((v + m) / (2 * m), 0), 1)
+    if t < 0.5: s = t / 0.5; return (round(255 * s), round(255 * s), 255)
+    s = (t - 0.5) / 0.5; return (255, round(255 * (1 - s)), round(255 * (1 - s)))
+def png_pixels(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR": width, height = struct.unpack(">II", body[:8])
+        if kind == b"IDAT": idat += body
+        pos += 12 + n
+    rows_ = zlib.decompress(idat)
+    stride = 1 + 3 * width
+    assert all(rows_[r * stride] == 0 for r in range(height))  # unfiltered
+    return width, height, [tuple(rows_[r * stride + 1 + 3 * c:r * stride + 4 + 3 * c]) for r in range(height) for c in range(width)]
+bad = 0
+for p in chosen:
+    w, h, px = png_pixels(f"{d}/view/array_out.dat-{p:06d}.png")
+    assert (w, h) == (cols, rows)
+    want = [colour(v) for v in plane(p)]
+    bad += sum(1 for a, b in zip(px, want) if max(abs(x - y) for x, y in zip(a, b)) > 1)
+sys.exit(1 if bad else 0)
+PY
+expect_exit 66 "view of a folder without outputs" -- "$gflow" view "$tmp"
+expect_contains "$err" "holds no output files (NAME.dat with NAME.dat.json)" "view's message"
 finish

@@ -460,7 +460,7 @@ static gf_status explicit_waits(gf_plan *plan, int t, int64_t n, int s, int64_t 
       } else {
         plan->n_stream_waits++;
       }
-      push_edge(plan, (gf_edge){ev->task, ev->step, t, n, GF_EDGE_EVENT, -1, (int)op->kind});
+      push_edge(plan, (gf_edge){ev->task, ev->step, t, n, GF_EDGE_EVENT, -1, (int)op->kind, -1});
     }
   }
   return GF_OK;
@@ -565,7 +565,7 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
     int ordered = prev->stream < 0 || is_ordered(clock, s, prev->stream, prev->seq);
     if (!ordered) order_after(plan, s, clock, prev->stream, prev->seq);
     push_edge(plan, (gf_edge){dep->task, m, t, n, GF_EDGE_AFTER, -1,
-                              ordered ? 0 : (int)plan->ops[plan->nops - 1].kind});
+                              ordered ? 0 : (int)plan->ops[plan->nops - 1].kind, -1});
   }
 
   /* Data dependencies: where the schedule infers order they become waits;
@@ -582,11 +582,11 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
       if (!ordered && (sched->flags & GF_SCHED_INFERS_ORDER)) {
         order_after(plan, s, clock, x->stream, x->seq);
         push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], decl->ref.field,
-                                  (int)plan->ops[plan->nops - 1].kind});
+                                  (int)plan->ops[plan->nops - 1].kind, r});
       } else if (!ordered) {
         return report_hazard(plan, t, n, s, &decl->ref, inst[r], decl->access, x);
       } else if ((sched->flags & GF_SCHED_INFERS_ORDER) && x->step != n) {
-        push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], decl->ref.field, 0});
+        push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], decl->ref.field, 0, r});
       }
     }
   }
@@ -842,7 +842,8 @@ static const char *mechanism_name(int mechanism) {
   }
 }
 
-gf_status gf_plan_write_dot(gf_plan *plan, int64_t step, gf_diag *diag, FILE *out) {
+gf_status gf_plan_write_graph(gf_plan *plan, int64_t step, gf_graph_format format, gf_diag *diag,
+                              FILE *out) {
   const gf_workflow *wf = plan->wf;
   gf_status st;
   if (step < 0) {
@@ -881,47 +882,93 @@ gf_status gf_plan_write_dot(gf_plan *plan, int64_t step, gf_diag *diag, FILE *ou
   }
   gf_plan_collect_edges(plan, 0);
 
-  fprintf(out, "digraph \"%s\" {\n  label=\"%s: step n = %" PRId64 ", schedule %s\";\n", wf->name,
-          wf->name, step, wf->schedule->name);
-  fprintf(out, "  rankdir=LR; node [shape=box, fontname=\"Helvetica\"]; compound=true;\n");
+  int mermaid = format == GF_GRAPH_MERMAID;
+  if (mermaid)
+    fprintf(out, "---\ntitle: \"%s: step n = %" PRId64 ", schedule %s\"\n---\nflowchart LR\n",
+            wf->name, step, wf->schedule->name);
+  else
+    fprintf(out,
+            "digraph \"%s\" {\n  label=\"%s: step n = %" PRId64
+            ", schedule %s\";\n"
+            "  rankdir=LR; node [shape=box, fontname=\"Helvetica\"]; compound=true;\n",
+            wf->name, wf->name, step, wf->schedule->name);
+  const char *br = mermaid ? "<br/>" : "\\n";
   /* This step's tasks, clustered by stream. */
   for (int s = -1; s < plan->nstreams; s++) {
     int any = 0;
     for (int i = 0; i < nops; i++)
       if (ops[i].kind == GF_OP_TASK && ops[i].stream == s) any = 1;
     if (!any) continue;
-    fprintf(out, "  subgraph \"cluster_%s\" {\n    label=\"stream %s\"; style=rounded;\n",
-            gf_plan_stream_name(plan, s), gf_plan_stream_name(plan, s));
+    const char *stream = gf_plan_stream_name(plan, s);
+    if (mermaid)
+      fprintf(out, "  subgraph s%d [\"stream %s\"]\n", s + 1, stream);
+    else
+      fprintf(out, "  subgraph \"cluster_%s\" {\n    label=\"stream %s\"; style=rounded;\n", stream,
+              stream);
     for (int i = 0; i < nops; i++) {
       if (ops[i].kind != GF_OP_TASK || ops[i].stream != s) continue;
       const gf_task *task = &wf->tasks[ops[i].task];
-      fprintf(out, "    \"%s@n\" [label=\"%s\\n%s %s", task->name, task->name, task->kind->name,
-              task->kind->describe(wf, task));
+      if (mermaid)
+        fprintf(out, "    t%d_0[\"%s%s%s %s", ops[i].task, task->name, br, task->kind->name,
+                task->kind->describe(wf, task));
+      else
+        fprintf(out, "    \"%s@n\" [label=\"%s%s%s %s", task->name, task->name, br,
+                task->kind->name, task->kind->describe(wf, task));
       if (task->kind->check_step) fprintf(out, "[%" PRId64 "]", ops[i].plane);
       for (int r = 0; r < task->naccess; r++)
-        fprintf(out, "\\n%s %s[%d]",
+        fprintf(out, "%s%s %s[%d]", br,
                 (task->access[r].access & GF_ACCESS_WRITE) ? "writes" : "reads",
                 wf->fields[task->access[r].ref.field].name, ops[i].inst[r]);
-      fprintf(out, "\"];\n");
+      fprintf(out, mermaid ? "\"]\n" : "\"];\n");
     }
-    fprintf(out, "  }\n");
+    fprintf(out, mermaid ? "  end\n" : "  }\n");
   }
   int nedges;
   const gf_edge *edges = gf_plan_edges(plan, &nedges);
   for (int e = 0; e < nedges; e++) {
     const gf_edge *edge = &edges[e];
+    const gf_task *from_task = &wf->tasks[edge->from_task], *to_task = &wf->tasks[edge->to_task];
     int64_t lag = step - edge->from_step;
+    /* what the dependency is about: the field, and the cells when not all of them */
+    char about[160] = "";
+    if (edge->field >= 0) {
+      snprintf(about, sizeof about, " %s", wf->fields[edge->field].name);
+      const gf_region *region = &to_task->access[edge->access].region;
+      gf_region whole = gf_region_whole(wf, edge->field);
+      if (!gf_region_contains(region, &whole)) {
+        size_t len = strlen(about);
+        snprintf(about + len, sizeof about - len, "[");
+        for (int d = 0; d < wf->fields[edge->field].ndim; d++) {
+          len = strlen(about);
+          snprintf(about + len, sizeof about - len, "%s%" PRId64 ":%" PRId64, d ? ", " : "",
+                   region->lo[d], region->hi[d]);
+        }
+        len = strlen(about);
+        snprintf(about + len, sizeof about - len, "]");
+      }
+    }
+    char label[256];
+    snprintf(label, sizeof label, "%s%s (%s)", edge_kind_name(edge->kind), about,
+             mechanism_name(edge->mechanism));
+    if (mermaid) {
+      if (lag > 0)
+        fprintf(out,
+                "  t%d_%" PRId64 "[\"%s@n-%" PRId64 "\"]\n  style t%d_%" PRId64
+                " stroke-dasharray: 5 5\n",
+                edge->from_task, lag, from_task->name, lag, edge->from_task, lag);
+      fprintf(out, "  t%d_%" PRId64 " %s|\"%s\"| t%d_0\n", edge->from_task, lag,
+              lag > 0 ? "-.->" : "-->", label, edge->to_task);
+      continue;
+    }
     char from[160];
     if (lag == 0)
-      snprintf(from, sizeof from, "%s@n", wf->tasks[edge->from_task].name);
+      snprintf(from, sizeof from, "%s@n", from_task->name);
     else
-      snprintf(from, sizeof from, "%s@n-%" PRId64, wf->tasks[edge->from_task].name, lag);
+      snprintf(from, sizeof from, "%s@n-%" PRId64, from_task->name, lag);
     if (lag > 0) fprintf(out, "  \"%s\" [style=dashed];\n", from);
-    fprintf(out, "  \"%s\" -> \"%s@n\" [label=\"%s%s%s (%s)\"%s];\n", from,
-            wf->tasks[edge->to_task].name, edge_kind_name(edge->kind), edge->field >= 0 ? " " : "",
-            edge->field >= 0 ? wf->fields[edge->field].name : "", mechanism_name(edge->mechanism),
+    fprintf(out, "  \"%s\" -> \"%s@n\" [label=\"%s\"%s];\n", from, to_task->name, label,
             edge->mechanism == GF_OP_STREAM_WAIT ? ", color=blue" : "");
   }
-  fprintf(out, "}\n");
+  if (!mermaid) fprintf(out, "}\n");
   return GF_OK;
 }

@@ -69,6 +69,7 @@ typedef struct gf_edge {
   gf_edge_kind kind;
   int field;     /* for data edges */
   int mechanism; /* 0: already ordered (same stream or earlier sync), else the gf_op_kind used */
+  int access;    /* data edges: the index of the waiting task's access */
 } gf_edge;
 
 typedef struct gf_plan gf_plan;
@@ -111,8 +112,14 @@ gf_status gf_plan_validate(gf_plan *plan, gf_diag *diag, FILE *out);
  * tasks and where they run, memory per space, outputs, synchronisation. */
 void gf_plan_write_summary(const gf_plan *plan, FILE *out);
 
+typedef enum gf_graph_format { GF_GRAPH_DOT, GF_GRAPH_MERMAID } gf_graph_format;
+
 /* `gflow dag`: plan up to step `step` (-1: the first step at which most tasks
- * run) and write that step's graph as Graphviz DOT. */
-gf_status gf_plan_write_dot(gf_plan *plan, int64_t step, gf_diag *diag, FILE *out);
+ * run) and write that step's graph, as Graphviz DOT or a Mermaid flowchart:
+ * a cluster per stream, a node per task with what it reads and writes, an
+ * edge per dependency labelled with its kind, field and region (when not the
+ * whole field) and mechanism; tasks of earlier steps dashed. */
+gf_status gf_plan_write_graph(gf_plan *plan, int64_t step, gf_graph_format format, gf_diag *diag,
+                              FILE *out);
 
 #endif

@@ -432,7 +432,7 @@ static gf_status run_command(cli *c) {
     }
   }
   if (st == GF_OK && strcmp(c->command, "dag") == 0)
-    st = gf_plan_write_dot(plan, c->step, &diag, stdout);
+    st = gf_plan_write_graph(plan, c->step, GF_GRAPH_DOT, &diag, stdout);
   if (st == GF_OK && strcmp(c->command, "run") == 0) {
     /* Compiled (and so checked) before anything runs: every step up to
      * GF_VALIDATE_MAX_STEPS; the run compiles the rest as it reaches it. */

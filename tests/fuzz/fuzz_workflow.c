@@ -209,7 +209,8 @@ static void plan_workflow(const gf_workflow *wf, gf_eval *eval, size_t size) {
     (void)gf_plan_edges(plan, &nedges);
   }
   /* `gflow dag` on the last step planned: replans from 0 with edges on. */
-  if (planned > 0 && planned == steps) gf_plan_write_dot(plan, planned - 1, &diag, fuzz.sink);
+  if (planned > 0 && planned == steps)
+    gf_plan_write_graph(plan, planned - 1, (gf_graph_format)(size & 2 ? 1 : 0), &diag, fuzz.sink);
   /* The program compiler over the same steps: lowering, bodies, segments. */
   gf_program *program = NULL;
   if (planned == steps && gf_program_create(wf, plan, &diag, &program) == GF_OK)

@@ -75,7 +75,7 @@ if command -v dot >/dev/null 2>&1; then
 fi
 expect_exit 0 "dag auto" -- "$gflow" dag "$wave" --set schedule=auto --set 'loop.tasks.0.after=[]' --set 'loop.tasks.1.after=[]' --step 10
 expect_contains "$out" '"step@n-2" -> "snapshot@n" [label="reads after write U (event)"' "dag auto RAW edge"
-expect_contains "$out" '"snapshot@n-3" -> "step@n" [label="writes after read U (event)"' "dag auto WAR edge"
+expect_contains "$out" '"snapshot@n-3" -> "step@n" [label="writes after read U[2:254, 2:254] (event)"' "dag auto WAR edge: the kernel writes the interior"
 
 # kernels
 expect_exit 0 "kernels" -- "$gflow" kernels

@@ -51,6 +51,7 @@ typedef struct run {
   gf_event **events; /* the program's flat event table */
   int nstreams, nevents;
   gf_writer *writer;
+  void **temps; /* the program's temporaries (GF_I_ALLOC) */
   /* the staging buffer the last GF_I_STAGE took */
   int staged_slot;
   void *staged;
@@ -189,7 +190,14 @@ static gf_status set_params(run *r, const gf_instr *in, int64_t n) {
 }
 
 static void *operand_address(run *r, const gf_operand *o) {
-  return o->kind == GF_OPND_STAGED ? r->staged : o->bound;
+  switch (o->kind) {
+    case GF_OPND_STAGED:
+      return r->staged;
+    case GF_OPND_TEMP:
+      return r->temps[o->temp];
+    default:
+      return o->bound;
+  }
 }
 
 static gf_status issue(run *r, const gf_instr *in, int64_t n) {
@@ -249,10 +257,13 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
       return GF_OK;
     }
     case GF_I_ALLOC:
+      if (gf_memory_alloc(r->memory, in->space, in->bytes, stream, &r->temps[in->temp]) != GF_OK)
+        return device_failure(r, in, n, "stream-ordered allocation");
+      return GF_OK;
     case GF_I_FREE:
-      return gf_diag_error(r->diag, GF_INTERNAL,
-                           "internal: task '%s' uses temporaries, which this executor lacks",
-                           r->wf->tasks[in->task].name);
+      gf_memory_free(r->memory, r->temps[in->temp], stream);
+      r->temps[in->temp] = NULL;
+      return GF_OK;
     case GF_I_CAPTURE_BEGIN:
     case GF_I_CAPTURE_END:
     case GF_I_KIND_COUNT:
@@ -586,8 +597,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.nevents = gf_program_event_count(program);
   r.timing = gf_calloc((size_t)wf->ntasks, sizeof *r.timing);
   r.count = gf_calloc((size_t)wf->ntasks, sizeof *r.count);
+  r.temps = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.temps);
   b->sink = (gf_op_sink){run_sink, &r};
-  gf_status st = r.timing && r.count ? GF_OK : gf_oom(diag, "starting the run");
+  gf_status st = r.timing && r.count && r.temps ? GF_OK : gf_oom(diag, "starting the run");
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
@@ -657,6 +669,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   destroy_streams_and_events(&r);
   gf_memory_destroy(r.memory);
   free(r.count);
+  free(r.temps);
   b->sink = (gf_op_sink){NULL, NULL};
   free_trace(&r);
   free(r.timing);

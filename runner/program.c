@@ -484,8 +484,11 @@ int gf_program_event_count(const gf_program *p) {
   return p->nevents;
 }
 int gf_program_temp_count(const gf_program *p) {
-  (void)p;
-  return 0; /* no kind allocates temporaries yet */
+  return p->wf->ntasks * GF_MAX_TASK_TEMPS;
+}
+
+int gf_emit_temp(gf_emitter *e, int j) {
+  return e->instance->task * GF_MAX_TASK_TEMPS + j;
 }
 
 void gf_program_write_summary(const gf_program *p, FILE *out) {

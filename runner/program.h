@@ -160,6 +160,12 @@ void gf_program_write_summary(const gf_program *program, FILE *out);
  * memory, it returns a scratch instruction and the compiler reports the
  * failure once the step is emitted, so an emit need not check. */
 gf_instr *gf_emit(gf_emitter *e, gf_instr_kind kind);
+/* Temporary `j` (< GF_MAX_TASK_TEMPS) of the task being emitted, for
+ * GF_I_ALLOC / GF_I_FREE and GF_OPND_TEMP operands: a buffer of the run
+ * allocated and freed in stream order, so a stream-ordered pool can serve it.
+ * The same task and j name the same temporary at every step. */
+#define GF_MAX_TASK_TEMPS 4
+int gf_emit_temp(gf_emitter *e, int j);
 /* An instance operand for access `a` of the task being emitted. */
 gf_operand gf_emit_access(gf_emitter *e, int a);
 

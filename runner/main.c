@@ -15,6 +15,7 @@
 #include "graph.h"
 #include "program.h"
 #include "registry.h"
+#include "sweep.h"
 #include "workflow.h"
 
 static const char usage_main[] =
@@ -468,6 +469,7 @@ int main(int argc, char **argv) {
     printf("gflow %s (workflow schema 1, kernel ABI %d)\n", GFLOW_VERSION, GF_ABI_VERSION);
     return 0;
   }
+  if (strcmp(argv[1], "sweep") == 0) return gf_sweep_main(argc, argv); /* sweep.c */
   cli c = {.command = argv[1], .device = -1, .step = -1, .trace_end = INT64_MAX};
   const char *usage = NULL;
   if (strcmp(c.command, "run") == 0)

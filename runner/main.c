@@ -16,6 +16,7 @@
 #include "image.h"
 #include "program.h"
 #include "registry.h"
+#include "sweep.h"
 #include "workflow.h"
 
 static const char usage_main[] =
@@ -29,6 +30,8 @@ static const char usage_main[] =
     "  dag FILE        print one step's task graph as Graphviz DOT\n"
     "  kernels         list the kernels and their parameters\n"
     "  view DIR        pictures (PNG) of the planes of a run's output files\n"
+    "  sweep SPEC      run a workflow over a matrix of --set values (locally or as a\n"
+    "                  Slurm job array); `gflow sweep --help`\n"
     "\n"
     "options for every command: --help, --version\n"
     "`gflow COMMAND --help` describes a command's options.\n";
@@ -545,6 +548,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(argv[1], "view") == 0) return view_command(argc, argv);
+  if (strcmp(argv[1], "sweep") == 0) return gf_sweep_main(argc, argv); /* sweep.c */
   cli c = {.command = argv[1], .device = -1, .step = -1, .trace_end = INT64_MAX};
   const char *usage = NULL;
   if (strcmp(c.command, "run") == 0)

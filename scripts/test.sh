@@ -48,6 +48,20 @@ else
   skipped=$((skipped + 1))
 fi
 
+# Slurm: a one-node cluster started here as root (munged, slurmctld, slurmd
+# from a config in a temporary folder, stopped by pid at the end) runs a sweep
+# as a job array. A stage of its own, not CTest: it needs root and daemons.
+# CI installs the packages on this line:
+[ "${CI:-}" = true ] && ! command -v slurmctld >/dev/null && apt-get update -qq &&
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
+if [ "$(id -u)" -eq 0 ] && command -v slurmctld >/dev/null && command -v munged >/dev/null; then
+  tests/integration/slurm.sh build-test/gflow "$PWD"
+  passed=$((passed + 1))
+else
+  echo "test.sh: Slurm test skipped (needs root and apt-get install slurm-wlm munge)"
+  skipped=$((skipped + 1))
+fi
+
 # The GPU code cannot run here, but it must compile: for NVIDIA with nvcc
 # (through runner/gf_hip.h) and for AMD with hipcc. CI installs both.
 checks=()
@@ -66,5 +80,5 @@ fi
 
 # Every stage above stops the script when it fails (set -e): reaching here
 # means all of them passed.
-echo "(stages: ctest under sanitizers, valgrind memcheck, fuzzing, GPU compile check for NVIDIA and for AMD)"
+echo "(stages: ctest under sanitizers, valgrind memcheck, fuzzing, Slurm, GPU compile check for NVIDIA and for AMD)"
 echo "stages: $passed passed, 0 failed, $skipped skipped"

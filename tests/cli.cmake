@@ -23,3 +23,7 @@ endif()
 # stream's track, the workflow's dependencies as flow arrows) and progress lines.
 add_test(NAME observe
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/observe.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+# gflow sweep run here: a product and a zip with -j 2, the table, re-runs that
+# skip what is complete, a failing point, spec errors, a --slurm --dry-run script.
+add_test(NAME sweep
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/sweep.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# slurm.sh GFLOW REPO - `gflow sweep --slurm` against a real Slurm: starts
+# munged and a one-node cluster (slurmctld + slurmd) on this machine from a
+# config written to a temporary folder, submits a 4-point sweep as a job
+# array, waits for it (bounded), and checks that every point completed with
+# outputs bit-identical to running the same point directly. The daemons are
+# stopped by their process ids on exit, whatever happens.
+#
+# Needs root (slurmd runs jobs as their user) and the Debian packages
+# slurm-wlm and munge; scripts/test.sh runs it as a stage of its own.
+set -uo pipefail
+gflow=$(realpath "$1") repo=$(realpath "$2")
+if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+  echo "slurm.sh: needs root, slurm-wlm and munge; skipped"
+  exit 0
+fi
+tmp=$(mktemp -d /tmp/gflow-slurm.XXXXXX)
+chmod 755 "$tmp"
+pids=()
+stop_daemons() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null
+  done
+  rm -rf "$tmp"
+}
+trap stop_daemons EXIT
+. "$(dirname "$0")/lib.sh"
+start=$SECONDS
+
+# munge: a generated key, its own socket, started first.
+mkdir -p "$tmp/munge" && chmod 700 "$tmp/munge"
+dd if=/dev/urandom of="$tmp/munge/munge.key" bs=1024 count=1 2>/dev/null
+chmod 400 "$tmp/munge/munge.key"
+munged --force --key-file="$tmp/munge/munge.key" --socket="$tmp/munge/munge.sock" \
+  --pid-file="$tmp/munge/munged.pid" --log-file="$tmp/munge/munged.log" \
+  --seed-file="$tmp/munge/munged.seed"
+for _ in $(seq 50); do [ -s "$tmp/munge/munged.pid" ] && break; sleep 0.1; done
+pids+=("$(cat "$tmp/munge/munged.pid")")
+
+host=$(hostname -s)
+cpus=$(nproc)
+mkdir -p "$tmp/state" "$tmp/spool"
+export SLURM_CONF=$tmp/slurm.conf
+cat >"$SLURM_CONF" <<CONF
+ClusterName=gflowtest
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=16817
+SlurmdPort=16818
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$tmp/munge/munge.sock
+StateSaveLocation=$tmp/state
+SlurmdSpoolDir=$tmp/spool
+SlurmctldPidFile=$tmp/slurmctld.pid
+SlurmdPidFile=$tmp/slurmd.pid
+SlurmctldLogFile=$tmp/slurmctld.log
+SlurmdLogFile=$tmp/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/backfill
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
+CONF
+slurmctld -f "$SLURM_CONF" -i
+for _ in $(seq 100); do [ -s "$tmp/slurmctld.pid" ] && break; sleep 0.1; done
+pids+=("$(cat "$tmp/slurmctld.pid")")
+slurmd -f "$SLURM_CONF"
+for _ in $(seq 100); do [ -s "$tmp/slurmd.pid" ] && break; sleep 0.1; done
+pids+=("$(cat "$tmp/slurmd.pid")")
+for _ in $(seq 150); do
+  sinfo -h -o %T 2>/dev/null | grep -qE '^idle' && break
+  sleep 0.2
+done
+state=$(sinfo -h -o %T 2>&1)
+[ "$state" = idle ] && pass || fail "the node is not idle: $state; $(tail -5 "$tmp/slurmd.log")"
+
+# The sweep: 2 schedules x 2 shapes, one point per array task, two at a time.
+work=$tmp/work
+mkdir -p "$work" && cd "$work"
+cat >spec.yaml <<YAML
+workflow: $repo/workflows/wave2d.yaml
+name: cluster
+jobs: 2
+set: {loop.steps: 40}
+matrix:
+  schedule: [sync, events]
+  grid.shape: [[48, 48], [64, 64]]
+resources: {tasks: 1, cpus: 1, time: "00:05:00"}
+YAML
+expect_exit 0 "submit" -- "$gflow" sweep spec.yaml --slurm
+job=$out
+expect_contains "$err" "submitted job array $job: 4 of 4 points, at most 2 at a time" "submitted"
+expect_contains "$(cat sweeps/cluster/sweep.sbatch)" "#SBATCH --array=0-3%2" "the array line"
+deadline=$((SECONDS + 180))
+while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] && [ $SECONDS -lt $deadline ]; do sleep 1; done
+[ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && pass || fail "job $job still queued after 180 s"
+logs=$(ls sweeps/cluster/slurm-"$job"_*.out 2>/dev/null | wc -l)
+[ "$logs" -eq 4 ] && pass || fail "4 array task logs, got $logs"
+
+# Every point complete: the same sweep run again skips them all and tables them.
+expect_exit 0 "the table after the job" -- "$gflow" sweep spec.yaml
+[ "$(printf '%s\n' "$out" | grep -c ' skipped ')" -eq 4 ] && pass ||
+  fail "4 points complete: $out $err $(cat sweeps/cluster/*/gflow.log sweeps/cluster/slurm-*.out)"
+
+# Bit-identical to each point run directly.
+for dir in sweeps/cluster/p*/; do
+  dir=${dir%/}
+  schedule=$(grep -o '^schedule: [a-z]*' "$dir/config.yaml" | cut -d' ' -f2)
+  shape=$(grep -o 'shape: \[[0-9]*, [0-9]*\]' "$dir/config.yaml" | head -1 | cut -d' ' -f2-)
+  "$gflow" run "$repo/workflows/wave2d.yaml" --set loop.steps=40 --set schedule="$schedule" \
+    --set "grid.shape=$shape" --out "direct/${dir##*/}" --quiet 2>/dev/null
+  cmp -s "$dir/array_out.dat" "direct/${dir##*/}/array_out.dat" && pass ||
+    fail "$dir differs from the direct run"
+done
+echo "slurm.sh: cluster up, sweep run and checked in $((SECONDS - start)) s"
+finish

@@ -94,6 +94,8 @@ typedef struct cli {
   const char *trace;
   int64_t trace_first, trace_end;
   double progress_s;
+  int argc; /* the whole command line, for run.json */
+  char **argv;
 } cli;
 
 static gf_status usage_error(const char *usage, const char *fmt, const char *arg) {
@@ -436,7 +438,12 @@ static gf_status run_command(cli *c) {
                                 .trace_path = c->trace,
                                 .trace_first = c->trace_first,
                                 .trace_end = c->trace_end,
-                                .progress_s = c->progress_s};
+                                .progress_s = c->progress_s,
+                                .argc = c->argc,
+                                .argv = c->argv,
+                                .overrides = c->overrides,
+                                .noverrides = c->noverrides,
+                                .threads = c->threads};
       catch_stop_signals();
       st = gf_exec_run(wf, program, eval, backend, &options, &diag);
     }
@@ -469,6 +476,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   cli c = {.command = argv[1], .device = -1, .step = -1, .trace_end = INT64_MAX};
+  /* run.json records the command line as typed; getopt permutes argv */
+  c.argc = argc, c.argv = gf_calloc((size_t)argc + 1, sizeof *c.argv);
+  if (!c.argv) return (int)cli_out_of_memory();
+  memcpy(c.argv, argv, (size_t)argc * sizeof *argv);
   const char *usage = NULL;
   if (strcmp(c.command, "run") == 0)
     usage = usage_run;
@@ -487,5 +498,6 @@ int main(int argc, char **argv) {
   for (int i = 0; i < c.noverrides; i++) free((char *)c.overrides[i].key);
   free(c.overrides);
   free(c.plugins);
+  free(c.argv);
   return (int)st;
 }

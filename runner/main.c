@@ -13,6 +13,7 @@
 #include "eval.h"
 #include "exec.h"
 #include "graph.h"
+#include "outdir.h"
 #include "program.h"
 #include "registry.h"
 #include "workflow.h"
@@ -426,13 +427,15 @@ static gf_status run_command(cli *c) {
     st = gf_program_create(wf, plan, &diag, &program);
     if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
     char *default_out = NULL;
-    if (st == GF_OK) st = open_backend(c, &diag, &backend);
     if (st == GF_OK) {
       if (!c->out_dir && !(default_out = gf_asprintf("out/%s", wf->name)))
         st = gf_oom(&diag, "naming the output folder");
+      else if (c->out_dir) /* a template: out/{name}/{grid.shape} (outdir.c) */
+        st = gf_outdir_expand(c->out_dir, wf, &diag, &default_out);
     }
+    if (st == GF_OK) st = open_backend(c, &diag, &backend);
     if (st == GF_OK) {
-      gf_run_options options = {.out_dir = c->out_dir ? c->out_dir : default_out,
+      gf_run_options options = {.out_dir = default_out,
                                 .quiet = c->quiet,
                                 .stop = &stop_signal,
                                 .trace_path = c->trace,

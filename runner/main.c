@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "collect.h"
 #include "error.h"
 #include "eval.h"
 #include "exec.h"
@@ -28,6 +29,7 @@ static const char usage_main[] =
     "  validate FILE   load and check a workflow, plan every step, print a summary\n"
     "  dag FILE        print one step's task graph as Graphviz DOT\n"
     "  kernels         list the kernels and their parameters\n"
+    "  collect DIR...  the runs' run.json files below folders as one table\n"
     "\n"
     "options for every command: --help, --version\n"
     "`gflow COMMAND --help` describes a command's options.\n";
@@ -478,6 +480,7 @@ int main(int argc, char **argv) {
     printf("gflow %s (workflow schema 1, kernel ABI %d)\n", GFLOW_VERSION, GF_ABI_VERSION);
     return 0;
   }
+  if (strcmp(argv[1], "collect") == 0) return gf_collect_main(argc - 1, argv + 1); /* collect.c */
   cli c = {.command = argv[1], .device = -1, .step = -1, .trace_end = INT64_MAX};
   /* run.json records the command line as typed; getopt permutes argv */
   c.argc = argc, c.argv = gf_calloc((size_t)argc + 1, sizeof *c.argv);

@@ -23,3 +23,7 @@ endif()
 # stream's track, the workflow's dependencies as flow arrows) and progress lines.
 add_test(NAME observe
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/observe.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+# Batch use: run.json against the command line, --out templates, gflow collect
+# and its references, an interrupted run's run.json.
+add_test(NAME batch
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/batch.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})

@@ -482,10 +482,6 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "collect") == 0) return gf_collect_main(argc - 1, argv + 1); /* collect.c */
   cli c = {.command = argv[1], .device = -1, .step = -1, .trace_end = INT64_MAX};
-  /* run.json records the command line as typed; getopt permutes argv */
-  c.argc = argc, c.argv = gf_calloc((size_t)argc + 1, sizeof *c.argv);
-  if (!c.argv) return (int)cli_out_of_memory();
-  memcpy(c.argv, argv, (size_t)argc * sizeof *argv);
   const char *usage = NULL;
   if (strcmp(c.command, "run") == 0)
     usage = usage_run;
@@ -499,6 +495,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gflow: unknown command '%s'\n%s", c.command, usage_main);
     return GF_USAGE;
   }
+  /* run.json records the command line as typed; getopt permutes argv */
+  c.argc = argc, c.argv = gf_calloc((size_t)argc + 1, sizeof *c.argv);
+  if (!c.argv) return (int)cli_out_of_memory();
+  memcpy(c.argv, argv, (size_t)argc * sizeof *argv);
   gf_status st = parse_args(argc, argv, &c, &usage);
   if (st == GF_OK) st = run_command(&c);
   for (int i = 0; i < c.noverrides; i++) free((char *)c.overrides[i].key);

@@ -19,6 +19,7 @@
 #include "memory.h"
 #include "output.h"
 #include "progress.h"
+#include "runinfo.h"
 #include "schedule.h"
 #include "text.h"
 #include "trace.h"
@@ -484,6 +485,10 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
   }
   char *json = gf_text_take(&j);
   gf_status st = gf_write_file_atomic(options->out_dir, "timings.json", json, r->diag);
+  /* run.json: the same figures and what the run was (runinfo.c) */
+  gf_runinfo info = {wf, options, b->name, b->description, steps_run, flushed_s, json};
+  if (st == GF_OK && (st = gf_runinfo_write(&info, options->out_dir, r->diag)) != GF_OK)
+    gf_remove_file(options->out_dir, "timings.json");
   free(json);
   return st;
 }
@@ -640,8 +645,10 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
     run_end end = {&r, options, steps_run, wall_s, t0, 0};
     gf_status fin = gf_writer_finish(r.writer, keep, &info, write_report, &end);
     free(info.resolved_yaml);
-    if (fin != GF_OK && end.reported) /* the outputs it describes were taken back */
+    if (fin != GF_OK && end.reported) { /* the outputs they describe were taken back */
       gf_remove_file(options->out_dir, "timings.json");
+      gf_remove_file(options->out_dir, "run.json");
+    }
     if (keep && fin != GF_OK) st = fin; /* outputs that cannot be written say so first */
   }
   if (r.writer && (st == GF_DIVERGED || (st == GF_OK && stop_signal))) {

@@ -26,6 +26,13 @@ typedef struct gf_run_options {
   /* Unless quiet: progress on stderr, redrawn on a terminal, else a line
    * every progress_s seconds (0: 10). */
   double progress_s;
+  /* What run.json records (runinfo.h): the command line, the --set list as
+   * given, and --threads (0: the default). */
+  int argc;
+  char *const *argv;
+  const gf_override *overrides;
+  int noverrides;
+  int threads;
 } gf_run_options;
 
 /* Runs the whole workflow: `program` holds the steps compiled so far (the

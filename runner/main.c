@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "collect.h"
 #include "error.h"
 #include "eval.h"
 #include "exec.h"
 #include "graph.h"
 #include "image.h"
+#include "outdir.h"
 #include "program.h"
 #include "registry.h"
 #include "sweep.h"
@@ -32,6 +34,7 @@ static const char usage_main[] =
     "  view DIR        pictures (PNG) of the planes of a run's output files\n"
     "  sweep SPEC      run a workflow over a matrix of --set values (locally or as a\n"
     "                  Slurm job array); `gflow sweep --help`\n"
+    "  collect DIR...  the runs' run.json files below folders as one table\n"
     "\n"
     "options for every command: --help, --version\n"
     "`gflow COMMAND --help` describes a command's options.\n";
@@ -112,6 +115,8 @@ typedef struct cli {
   const char *trace;
   int64_t trace_first, trace_end;
   double progress_s;
+  int argc; /* the whole command line, for run.json */
+  char **argv;
 } cli;
 
 static gf_status usage_error(const char *usage, const char *fmt, const char *arg) {
@@ -442,19 +447,26 @@ static gf_status run_command(cli *c) {
     st = gf_program_create(wf, plan, &diag, &program);
     if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
     char *default_out = NULL;
-    if (st == GF_OK) st = open_backend(c, &diag, &backend);
     if (st == GF_OK) {
       if (!c->out_dir && !(default_out = gf_asprintf("out/%s", wf->name)))
         st = gf_oom(&diag, "naming the output folder");
+      else if (c->out_dir) /* a template: out/{name}/{grid.shape} (outdir.c) */
+        st = gf_outdir_expand(c->out_dir, wf, &diag, &default_out);
     }
+    if (st == GF_OK) st = open_backend(c, &diag, &backend);
     if (st == GF_OK) {
-      gf_run_options options = {.out_dir = c->out_dir ? c->out_dir : default_out,
+      gf_run_options options = {.out_dir = default_out,
                                 .quiet = c->quiet,
                                 .stop = &stop_signal,
                                 .trace_path = c->trace,
                                 .trace_first = c->trace_first,
                                 .trace_end = c->trace_end,
-                                .progress_s = c->progress_s};
+                                .progress_s = c->progress_s,
+                                .argc = c->argc,
+                                .argv = c->argv,
+                                .overrides = c->overrides,
+                                .noverrides = c->noverrides,
+                                .threads = c->threads};
       catch_stop_signals();
       st = gf_exec_run(wf, program, eval, backend, &options, &diag);
     }
@@ -549,6 +561,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "view") == 0) return view_command(argc, argv);
   if (strcmp(argv[1], "sweep") == 0) return gf_sweep_main(argc, argv); /* sweep.c */
+  if (strcmp(argv[1], "collect") == 0) return gf_collect_main(argc - 1, argv + 1); /* collect.c */
   cli c = {.command = argv[1], .device = -1, .step = -1, .trace_end = INT64_MAX};
   const char *usage = NULL;
   if (strcmp(c.command, "run") == 0)
@@ -563,10 +576,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gflow: unknown command '%s'\n%s", c.command, usage_main);
     return GF_USAGE;
   }
+  /* run.json records the command line as typed; getopt permutes argv */
+  c.argc = argc, c.argv = gf_calloc((size_t)argc + 1, sizeof *c.argv);
+  if (!c.argv) return (int)cli_out_of_memory();
+  memcpy(c.argv, argv, (size_t)argc * sizeof *argv);
   gf_status st = parse_args(argc, argv, &c, &usage);
   if (st == GF_OK) st = run_command(&c);
   for (int i = 0; i < c.noverrides; i++) free((char *)c.overrides[i].key);
   free(c.overrides);
   free(c.plugins);
+  free(c.argv);
   return (int)st;
 }

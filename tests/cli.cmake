@@ -27,3 +27,7 @@ add_test(NAME observe
 # skip what is complete, a failing point, spec errors, a --slurm --dry-run script.
 add_test(NAME sweep
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/sweep.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+# Batch use: run.json against the command line, --out templates, gflow collect
+# and its references, an interrupted run's run.json.
+add_test(NAME batch
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/batch.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})

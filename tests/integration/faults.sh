@@ -157,7 +157,7 @@ for signal in INT TERM; do
   planes_before "$step"
   want="gflow: interrupted by SIG$signal at step $step; outputs hold steps 0 to $((step - 1)): array_out.dat $summary"
   [ "$last" = "$want" ] && pass || fail "SIG$signal: '$last', expected '$want'"
-  expect_files "$tmp/sig$signal" "array_out.dat array_out.dat.json timings.json " "SIG$signal outputs"
+  expect_files "$tmp/sig$signal" "array_out.dat array_out.dat.json run.json timings.json " "SIG$signal outputs"
   size=$(stat -c %s "$tmp/sig$signal/array_out.dat" 2>/dev/null)
   [ "$size" = $((2560 * 1024 * 1024 * 4)) ] && pass || fail "SIG$signal: array_out.dat is $size bytes"
   meta=$(cat "$tmp/sig$signal/array_out.dat.json" 2>/dev/null)
@@ -199,7 +199,7 @@ expect_contains "$meta" '"complete": false' "check sidecar complete"
 expect_contains "$meta" '"stopped_at_step": 0,' "check sidecar step"
 expect_contains "$meta" "\"stopped_by_check\": \"check failed at step 0: field 'V' instance 0 holds inf at cell [12, 40]\"" \
   "check sidecar message"
-expect_files "$tmp/chk" "array_out.dat array_out.dat.json timings.json " "check outputs"
+expect_files "$tmp/chk" "array_out.dat array_out.dat.json run.json timings.json " "check outputs"
 # 0 * inf: U turns NaN where V is infinite, in the instance step 0 writes.
 expect_exit 76 "check: nan in U" -- "$gflow" "${small[@]}" "${bad_v[@]}" --set 'check={fields: [U]}' \
   --out "$tmp/chk2"

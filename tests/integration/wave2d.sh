@@ -16,7 +16,7 @@ for schedule in sync streams events auto; do
   "$compare" "$tmp/$schedule/array_out.dat" "$tmp/ref.dat" 65536 1e-5 --zero-planes 0,1,639 \
     --nonzero 2 638 >"$tmp/cmp.txt" && pass || fail "$schedule vs reference: $(cat "$tmp/cmp.txt")"
   files=$(cd "$tmp/$schedule" && ls -A | tr '\n' ' ')
-  [ "$files" = "array_out.dat array_out.dat.json timings.json " ] && pass ||
+  [ "$files" = "array_out.dat array_out.dat.json run.json timings.json " ] && pass ||
     fail "$schedule: output folder holds '$files'"
   meta=$(cat "$tmp/$schedule/array_out.dat.json")
   expect_contains "$meta" '"shape": [640, 256, 256]' "$schedule sidecar shape"

@@ -553,7 +553,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   gf_status st = r.timing && r.count ? GF_OK : gf_oom(diag, "starting the run");
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
-  if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, diag, &r.writer);
+  if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, options->force, diag, &r.writer);
   if (st == GF_OK) st = check_prepare(&r);
   if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, diag);
 

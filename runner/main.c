@@ -46,7 +46,9 @@ static const char usage_run[] =
     "  --lua-memory N      bytes a Lua hook state may hold (same as --set limits.lua_memory=N)\n"
     "  --lua-instructions N  instructions per hook call (--set limits.lua_instructions=N)\n"
     "  --quiet             no timing report\n"
+    "  --force             write the outputs even when they look larger than the free space\n"
     "\n"
+    "The output folder is locked for the run: a second gflow into it is refused.\n"
     "SIGINT or SIGTERM stops the run at the next step boundary: the outputs so far\n"
     "are written, marked \"complete\": false, and gflow exits 130 or 143. A second\n"
     "signal ends it at once (nothing then appears under a final name).\n";
@@ -86,6 +88,7 @@ typedef struct cli {
   int64_t step;
   int quiet;
   int timing;
+  int force;
 } cli;
 
 static gf_status usage_error(const char *usage, const char *fmt, const char *arg) {
@@ -133,7 +136,8 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
     OPT_QUIET,
     OPT_HELP,
     OPT_LUA_MEMORY,
-    OPT_LUA_INSTRUCTIONS
+    OPT_LUA_INSTRUCTIONS,
+    OPT_FORCE
   };
   static const struct option options[] = {
       {"set", required_argument, NULL, OPT_SET},
@@ -148,6 +152,7 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
       {"timing", no_argument, NULL, OPT_TIMING},
       {"lua-memory", required_argument, NULL, OPT_LUA_MEMORY},
       {"lua-instructions", required_argument, NULL, OPT_LUA_INSTRUCTIONS},
+      {"force", no_argument, NULL, OPT_FORCE},
       {NULL, 0, NULL, 0}};
   const char *cmd = c->command;
   int is_run = strcmp(cmd, "run") == 0, is_dag = strcmp(cmd, "dag") == 0;
@@ -225,6 +230,10 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
       case OPT_QUIET:
         if (!is_run) return usage_error(*usage, "--quiet is an option of 'run', not '%s'", cmd);
         c->quiet = 1;
+        break;
+      case OPT_FORCE:
+        if (!is_run) return usage_error(*usage, "--force is an option of 'run', not '%s'", cmd);
+        c->force = 1;
         break;
       default:
         return usage_error(*usage, "unknown option '%s'", argv[optind - 1]);
@@ -389,6 +398,7 @@ static gf_status run_command(cli *c) {
     if (st == GF_OK) {
       gf_run_options options = {.out_dir = c->out_dir ? c->out_dir : default_out,
                                 .quiet = c->quiet,
+                                .force = c->force,
                                 .stop = &stop_signal};
       catch_stop_signals();
       st = gf_exec_run(wf, program, eval, backend, &options, &diag);

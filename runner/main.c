@@ -51,7 +51,8 @@ static const char usage_run[] =
     "The output folder is locked for the run: a second gflow into it is refused.\n"
     "SIGINT or SIGTERM stops the run at the next step boundary: the outputs so far\n"
     "are written, marked \"complete\": false, and gflow exits 130 or 143. A second\n"
-    "signal ends it at once (nothing then appears under a final name).\n";
+    "signal changes nothing (`timeout` and a terminal may send two); a third ends\n"
+    "gflow at once (nothing then appears under a final name).\n";
 
 static const char usage_validate[] =
     "usage: gflow validate FILE [--set KEY=VALUE]... [--plugin FILE]...\n"
@@ -327,22 +328,32 @@ static gf_status open_backend(const cli *c, gf_diag *diag, gf_backend **out) {
 }
 
 /* The one piece of global state: a signal handler reaches nothing else. */
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal; /* the first stop signal */
+static volatile sig_atomic_t stop_signals_seen;
 
+/* The first signal stops the loop; the second is taken too, so the wind-down
+ * still writes what is done (`timeout` signals gflow and its process group,
+ * so gflow gets two; so does a Ctrl-C typed twice); a third ends gflow at
+ * once, for a wind-down that hangs. */
 static void on_stop_signal(int sig) {
-  stop_signal = sig;
+  if (!stop_signal) stop_signal = sig;
+  if (++stop_signals_seen >= 3) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
 }
 
-/* SIGINT and SIGTERM ask the time loop to stop at the next step boundary.
- * SA_RESETHAND: a second signal ends gflow at once. A SIGINT the parent set
- * to be ignored (a background job of a script) stays ignored, as in any
- * well-behaved Unix program. */
+/* SIGINT and SIGTERM ask the time loop to stop at the next step boundary. A
+ * SIGINT the parent set to be ignored (a background job of a script) stays
+ * ignored, as in any well-behaved Unix program. */
 static void catch_stop_signals(void) {
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  sigaddset(&action.sa_mask, SIGINT); /* one handler at a time: the count stays exact */
+  sigaddset(&action.sa_mask, SIGTERM);
+  action.sa_flags = SA_RESTART;
   struct sigaction old;
   if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
     sigaction(SIGINT, &action, NULL);

@@ -35,7 +35,11 @@
  *     reported to the sink exactly once, with its tag, kind and bytes and
  *     start <= end on CLOCK_MONOTONIC, one stream's operations in issue order
  *     without overlap, all by the time synchronize returns; without either,
- *     nothing is reported                          [contract_sink_reports].
+ *     nothing is reported                          [contract_sink_reports];
+ * 11. scan_finite is ordered on its stream like any other work: it sees what
+ *     was issued to the stream before it and is done before what follows; its
+ *     result holds the first (lowest) index whose value fails, -1 when none,
+ *     once an event recorded after it has completed    [contract_scan_finite].
  * The caller adds to a failure which task, stream and step it was.
  */
 #ifndef GF_BACKEND_H
@@ -98,6 +102,13 @@ typedef struct gf_task_timing {
 
 void gf_task_timing_report(void *timings, const gf_op_timing *timing);
 
+/* What scan_finite found. The backend writes it asynchronously: read it only
+ * once the stream has passed the scan (an event recorded after it). */
+typedef struct gf_scan_result {
+  int64_t index; /* the first value refused, -1 when none */
+  double value;  /* that value, converted to double */
+} gf_scan_result;
+
 typedef struct gf_backend_ops {
   gf_status (*stream_create)(gf_backend *b, gf_stream **out);
   void (*stream_destroy)(gf_backend *b, gf_stream *s);
@@ -130,6 +141,14 @@ typedef struct gf_backend_ops {
   /* `args` is copied before the call returns. */
   gf_status (*launch)(gf_backend *b, gf_stream *s, const gf_kernel *kernel, const void *args,
                       gf_tag tag);
+
+  /* The numerical guard's reduction, on the device: finds the first of the
+   * `count` values at `data` that is not finite (with `finite`) or whose
+   * magnitude exceeds `max_abs` (INFINITY: no bound), and writes it into
+   * `result`, host memory from alloc(GF_SPACE_PINNED), when the stream gets
+   * there. Only 16 bytes come back to the host, never the field. */
+  gf_status (*scan_finite)(gf_backend *b, gf_stream *s, const void *data, int64_t count,
+                           gf_dtype dtype, int finite, double max_abs, gf_scan_result *result);
 
   /* Waits for all work on all streams. */
   gf_status (*synchronize)(gf_backend *b);

@@ -8,10 +8,15 @@
  * event later does not move a wait already issued (HIP semantics). A free on a
  * stream is a queue entry too, so it runs after the work queued before it.
  *
+ * The numerical guard's scan (scan_finite) is a queue entry too: the worker
+ * runs it as an OpenMP-parallel pass over the values, like a kernel.
+ *
  * Timing (options->timing and a sink installed): the worker reads
  * CLOCK_MONOTONIC around each launch and copy and reports it to the sink from
  * its own thread, before the operation counts as completed.
  */
+#include <float.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -34,7 +39,13 @@
  * short operations end sooner than a condition-variable wake-up would. */
 #define CPU_SPIN_NS 4000
 
-typedef enum cpu_op_kind { CPU_OP_COPY, CPU_OP_KERNEL, CPU_OP_WAIT, CPU_OP_FREE } cpu_op_kind;
+typedef enum cpu_op_kind {
+  CPU_OP_COPY,
+  CPU_OP_KERNEL,
+  CPU_OP_WAIT,
+  CPU_OP_FREE,
+  CPU_OP_SCAN
+} cpu_op_kind;
 
 typedef struct cpu_op {
   cpu_op_kind kind;
@@ -54,6 +65,14 @@ typedef struct cpu_op {
       int64_t ticket;
     } wait;
     void *free_ptr;
+    struct {
+      const void *data;
+      int64_t count;
+      gf_dtype dtype;
+      int finite;
+      double max_abs;
+      gf_scan_result *result;
+    } scan;
   };
 } cpu_op;
 
@@ -129,6 +148,77 @@ static void stream_wait_ticket(gf_stream *s, int64_t ticket) {
   pthread_mutex_unlock(&s->lock);
 }
 
+/* ---- the numerical guard's scan ---------------------------------------- */
+
+/* Values are tested a block at a time without branching (so the loop
+ * vectorises); only a block that holds a refused value is walked again. */
+#define CPU_SCAN_BLOCK 4096
+
+#ifdef _OPENMP
+#define CPU_SIMD_ANY _Pragma("omp simd reduction(| : any)")
+#else
+#define CPU_SIMD_ANY
+#endif
+
+/* The first index in [lo, hi) whose value fails, or hi. With `finite`, x
+ * fails unless |x| <= lim (NaN and Inf fail: lim is finite); without, when
+ * |x| > lim (NaN passes). */
+#define CPU_SCAN_RANGE(name, type, fabs_fn)                                          \
+  static int64_t name(const type *x, int64_t lo, int64_t hi, int finite, type lim) { \
+    for (int64_t b = lo; b < hi; b += CPU_SCAN_BLOCK) {                              \
+      int64_t e = hi - b > CPU_SCAN_BLOCK ? b + CPU_SCAN_BLOCK : hi;                 \
+      int any = 0;                                                                   \
+      if (finite) {                                                                  \
+        CPU_SIMD_ANY for (int64_t i = b; i < e; i++) any |= !(fabs_fn(x[i]) <= lim); \
+      } else {                                                                       \
+        CPU_SIMD_ANY for (int64_t i = b; i < e; i++) any |= fabs_fn(x[i]) > lim;     \
+      }                                                                              \
+      if (!any) continue;                                                            \
+      for (int64_t i = b; i < e; i++)                                                \
+        if (finite ? !(fabs_fn(x[i]) <= lim) : fabs_fn(x[i]) > lim) return i;        \
+    }                                                                                \
+    return hi;                                                                       \
+  }
+CPU_SCAN_RANGE(scan_range_f32, float, fabsf)
+CPU_SCAN_RANGE(scan_range_f64, double, fabs)
+
+/* The largest float <= bound, so that |x| <= it in float is |x| <= bound in double. */
+static float float_at_most(double bound) {
+  float f = (float)bound;
+  return (double)f > bound ? nextafterf(f, 0.0f) : f;
+}
+
+static void scan_run(const cpu_op *op) {
+  const int64_t count = op->scan.count;
+  const int finite = op->scan.finite;
+  double lim = op->scan.max_abs;
+  if (finite && lim > DBL_MAX) lim = DBL_MAX;
+  const float lim32 = float_at_most(lim);
+  int64_t first = count;
+  /* Each thread takes one contiguous share, so the least of the threads'
+   * first indices is the first of all. */
+#ifdef _OPENMP
+#pragma omp parallel reduction(min : first)
+#endif
+  {
+    int64_t threads = 1, t = 0;
+#ifdef _OPENMP
+    threads = omp_get_num_threads(), t = omp_get_thread_num();
+#endif
+    int64_t share = count / threads, extra = count % threads;
+    int64_t lo = t * share + (t < extra ? t : extra);
+    int64_t hi = lo + share + (t < extra);
+    int64_t found = op->scan.dtype == GF_F64 ? scan_range_f64(op->scan.data, lo, hi, finite, lim)
+                                             : scan_range_f32(op->scan.data, lo, hi, finite, lim32);
+    if (found < hi) first = found;
+  }
+  gf_scan_result *r = op->scan.result;
+  r->index = first < count ? first : -1;
+  r->value = first >= count             ? 0
+             : op->scan.dtype == GF_F64 ? ((const double *)op->scan.data)[first]
+                                        : (double)((const float *)op->scan.data)[first];
+}
+
 /* ---- the worker ------------------------------------------------------ */
 
 static void op_run(cpu_backend *cb, const cpu_op *op) {
@@ -149,6 +239,9 @@ static void op_run(cpu_backend *cb, const cpu_op *op) {
       break;
     case CPU_OP_FREE:
       free(op->free_ptr);
+      break;
+    case CPU_OP_SCAN:
+      scan_run(op);
       break;
   }
   if (timed) {
@@ -408,6 +501,23 @@ static gf_status cpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel
   return GF_OK;
 }
 
+static gf_status cpu_scan_finite(gf_backend *b, gf_stream *s, const void *data, int64_t count,
+                                 gf_dtype dtype, int finite, double max_abs,
+                                 gf_scan_result *result) {
+  (void)b;
+  cpu_op *op = stream_reserve(s);
+  op->kind = CPU_OP_SCAN;
+  op->tag = (gf_tag){-1, -1, -1};
+  op->scan.data = data;
+  op->scan.count = count;
+  op->scan.dtype = dtype;
+  op->scan.finite = finite;
+  op->scan.max_abs = max_abs;
+  op->scan.result = result;
+  stream_commit(s);
+  return GF_OK;
+}
+
 static gf_status cpu_synchronize(gf_backend *b) {
   cpu_backend *cb = cpu_of(b);
   pthread_mutex_lock(&cb->lock);
@@ -449,6 +559,7 @@ static const gf_backend_ops cpu_ops = {
     .bytes_free = cpu_bytes_free,
     .copy_async = cpu_copy_async,
     .launch = cpu_launch,
+    .scan_finite = cpu_scan_finite,
     .synchronize = cpu_synchronize,
     .destroy = cpu_destroy,
 };

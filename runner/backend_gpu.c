@@ -58,7 +58,13 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
 
 struct gf_stream {
   hipStream_t hip;
+  void *scan_scratch; /* 16 bytes of device memory: scan_finite's {index, value} */
 };
+
+/* kernels/check.hip: scans `count` values into `scratch`, on `stream`. */
+int gf_scan_finite_launch_gpu(const void *data, int64_t count, int is_f64, int finite,
+                              double max_abs, void *scratch, void *stream);
+_Static_assert(sizeof(gf_scan_result) == 16, "check.hip writes gf_scan_result as two 8-byte words");
 
 struct gf_event {
   hipEvent_t hip;
@@ -236,6 +242,11 @@ static gf_status gpu_stream_create(gf_backend *b, gf_stream **out) {
     *out = NULL;
     return gpu_fail(b, "hipStreamCreateWithFlags", err);
   }
+  if ((err = hipMalloc(&s->scan_scratch, sizeof(gf_scan_result))) != hipSuccess) {
+    (void)hipStreamDestroy(s->hip);
+    free(s);
+    return gpu_fail(b, "hipMalloc", err);
+  }
   *out = s;
   return GF_OK;
 }
@@ -244,6 +255,7 @@ static void gpu_stream_destroy(gf_backend *b, gf_stream *s) {
   (void)b;
   if (!s) return;
   (void)hipStreamDestroy(s->hip);
+  (void)hipFree(s->scan_scratch);
   free(s);
 }
 
@@ -457,6 +469,19 @@ static gf_status gpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel
   return timed ? timing_end(g, s, start, tag, GF_TIMED_LAUNCH, 0) : GF_OK;
 }
 
+/* A reduction kernel into the stream's device scratch, then 16 bytes to the
+ * caller's pinned result, all on the stream: nothing waits on the host. */
+static gf_status gpu_scan_finite(gf_backend *b, gf_stream *s, const void *data, int64_t count,
+                                 gf_dtype dtype, int finite, double max_abs,
+                                 gf_scan_result *result) {
+  hipError_t err = (hipError_t)gf_scan_finite_launch_gpu(data, count, dtype == GF_F64, finite,
+                                                         max_abs, s->scan_scratch, (void *)s->hip);
+  if (err != hipSuccess) return gpu_fail(b, "hipLaunchKernelGGL(scan_finite)", err);
+  GPU_CHECK(b, hipMemcpyAsync,
+            (result, s->scan_scratch, sizeof *result, hipMemcpyDeviceToHost, s->hip));
+  return GF_OK;
+}
+
 static gf_status gpu_synchronize(gf_backend *b) {
   GPU_CHECK(b, hipDeviceSynchronize, ());
   return timing_resolve(gpu_of(b), 0);
@@ -513,6 +538,7 @@ static const gf_backend_ops gpu_ops = {
     .managed_prepare = gpu_managed_prepare,
     .copy_async = gpu_copy_async,
     .launch = gpu_launch,
+    .scan_finite = gpu_scan_finite,
     .synchronize = gpu_synchronize,
     .destroy = gpu_destroy,
 };

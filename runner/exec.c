@@ -71,10 +71,13 @@ typedef struct run {
   int64_t task_ops;
   double points, kernel_bytes; /* grid points updated and bytes moved by launches */
   int64_t kernel_calls;
-  gf_event **fences;       /* [2][stream]: the two newest fence sets */
-  int fence_sets_used;     /* how many of the two hold a recording */
-  void *check_buffer;      /* pinned host copy of one checked instance */
-  char check_message[512]; /* why the check stopped the run */
+  gf_event **fences;             /* [2][stream]: the two newest fence sets */
+  int fence_sets_used;           /* how many of the two hold a recording */
+  gf_scan_result *check_results; /* pinned: one per checked instance, in check order */
+  gf_event *check_done;          /* recorded on stream 0 after the scans */
+  gf_event **check_join;         /* [stream]: each stream's work up to the checked step */
+  int64_t check_pending;         /* the step whose scans are in flight, -1: none */
+  char check_message[512];       /* why the check stopped the run */
 } run;
 
 static int64_t now_ns(void) {
@@ -334,52 +337,63 @@ static gf_status fence_step(run *r, int64_t n) {
 
 /* ---- the numerical guard ----------------------------------------------------- */
 
-/* Index of the first value the check refuses, or -1. */
-static int64_t first_bad_value(const gf_field *field, const void *data, const gf_check *check,
-                               double *value) {
-  const double bound = check->max_abs;
-  const int finite = check->finite;
-  if (field->dtype == GF_F64) {
-    const double *x = data;
-    for (int64_t i = 0; i < field->elems; i++)
-      if ((finite && !isfinite(x[i])) || fabs(x[i]) > bound) {
-        *value = x[i];
-        return i;
-      }
-  } else {
-    const float *x = data;
-    for (int64_t i = 0; i < field->elems; i++)
-      if ((finite && !isfinite(x[i])) || fabsf(x[i]) > bound) {
-        *value = x[i];
-        return i;
-      }
-  }
-  return -1;
-}
+/* Steps a lagged check's result waits before the host reads it: by then the
+ * fences have waited for the streams to pass it, so reading costs nothing. */
+#define CHECK_LAG (2 * FENCE_STEPS)
 
-/* After step n: waits for the backend, copies every instance of every checked
- * field to the host through the backend (the same path on every backend) and
- * scans it. GF_DIVERGED, with the message in r->check_message, at the first
- * value that is not finite or beyond max_abs. */
-static gf_status check_fields(run *r, int64_t n) {
+/* After step n: stream 0 waits for every stream's work so far, scans each
+ * instance of each checked field on the backend, and every other stream
+ * waits for the scans before its next work, so a scan sees exactly the
+ * fields as step n left them. Nothing waits on the host. */
+static gf_status check_issue(run *r, int64_t n) {
   const gf_workflow *wf = r->wf;
   const gf_check *check = &wf->check;
   gf_backend *b = r->b;
-  gf_stream *stream = r->streams[0]; /* idle once the backend has synchronised */
-  if (b->ops->synchronize(b) != GF_OK)
-    return gf_diag_error(r->diag, GF_INTERNAL, "check at step %" PRId64 ": %s", n, b->error);
+  gf_stream *scan = r->streams[0];
+  for (int s = 1; s < r->nstreams; s++)
+    if (b->ops->event_record(b, r->check_join[s], r->streams[s]) != GF_OK ||
+        b->ops->stream_wait_event(b, scan, r->check_join[s]) != GF_OK)
+      return gf_diag_error(r->diag, GF_INTERNAL, "check at step %" PRId64 ": stream %s: %s", n,
+                           gf_plan_stream_name(r->plan, s), b->error);
+  int i = 0;
   for (int c = 0; c < check->nfields; c++) {
     int f = check->fields[c];
     const gf_field *field = &wf->fields[f];
-    for (int k = 0; k < field->ring; k++) {
-      if (b->ops->copy_async(b, stream, r->check_buffer, gf_memory_instance(r->memory, f, k),
-                             field->bytes, (gf_tag){-1, n, 0}) != GF_OK ||
-          b->ops->stream_synchronize(b, stream) != GF_OK)
+    for (int k = 0; k < field->ring; k++, i++)
+      if (b->ops->scan_finite(b, scan, gf_memory_instance(r->memory, f, k), field->elems,
+                              field->dtype, check->finite, check->max_abs,
+                              &r->check_results[i]) != GF_OK)
         return gf_diag_error(r->diag, GF_INTERNAL,
-                             "check at step %" PRId64 ": copying field '%s' instance %d: %s", n,
+                             "check at step %" PRId64 ": scanning field '%s' instance %d: %s", n,
                              field->name, k, b->error);
-      double value = 0;
-      int64_t at = first_bad_value(field, r->check_buffer, check, &value);
+  }
+  if (b->ops->event_record(b, r->check_done, scan) != GF_OK)
+    return gf_diag_error(r->diag, GF_INTERNAL, "check at step %" PRId64 ": %s", n, b->error);
+  for (int s = 1; s < r->nstreams; s++)
+    if (b->ops->stream_wait_event(b, r->streams[s], r->check_done) != GF_OK)
+      return gf_diag_error(r->diag, GF_INTERNAL, "check at step %" PRId64 ": stream %s: %s", n,
+                           gf_plan_stream_name(r->plan, s), b->error);
+  r->check_pending = n;
+  return GF_OK;
+}
+
+/* Waits for the pending scans (if any) and reads their results. GF_DIVERGED,
+ * with the message in r->check_message, at the first value refused. */
+static gf_status check_resolve(run *r) {
+  const gf_workflow *wf = r->wf;
+  const gf_check *check = &wf->check;
+  gf_backend *b = r->b;
+  int64_t n = r->check_pending;
+  if (n < 0) return GF_OK;
+  r->check_pending = -1;
+  if (b->ops->event_synchronize(b, r->check_done) != GF_OK)
+    return gf_diag_error(r->diag, GF_INTERNAL, "check at step %" PRId64 ": %s", n, b->error);
+  int i = 0;
+  for (int c = 0; c < check->nfields; c++) {
+    const gf_field *field = &wf->fields[check->fields[c]];
+    for (int k = 0; k < field->ring; k++, i++) {
+      int64_t at = r->check_results[i].index;
+      double value = r->check_results[i].value;
       if (at < 0) continue;
       char cell[96] = "";
       int64_t index[GF_MAX_DIMS] = {0};
@@ -403,18 +417,49 @@ static gf_status check_fields(run *r, int64_t n) {
   return GF_OK;
 }
 
-static gf_status allocate_check_buffer(run *r) {
+/* After step n: a `check:` block scans every `every` steps and waits for the
+ * result at once; the default check scans every `every` steps and after the
+ * last, and reads each result CHECK_LAG steps later (or at the end). */
+static gf_status check_step(run *r, int64_t n) {
   const gf_check *check = &r->wf->check;
-  size_t bytes = 0;
-  for (int c = 0; c < check->nfields; c++)
-    if (r->wf->fields[check->fields[c]].bytes > bytes)
-      bytes = r->wf->fields[check->fields[c]].bytes;
-  if (!check->every || bytes == 0) return GF_OK;
-  if (gf_memory_alloc(r->memory, GF_SPACE_PINNED, bytes, NULL, &r->check_buffer) != GF_OK)
+  gf_status st = GF_OK;
+  if (check->lagged && r->check_pending >= 0 && n - r->check_pending >= CHECK_LAG)
+    st = check_resolve(r);
+  int due = (n + 1) % check->every == 0 || (check->lagged && n + 1 == r->wf->steps);
+  if (st != GF_OK || !due) return st;
+  if ((st = check_resolve(r)) != GF_OK || (st = check_issue(r, n)) != GF_OK) return st;
+  return check->lagged ? GF_OK : check_resolve(r);
+}
+
+/* The pinned results and the events of the check. */
+static gf_status check_prepare(run *r) {
+  const gf_workflow *wf = r->wf;
+  const gf_check *check = &wf->check;
+  gf_backend *b = r->b;
+  r->check_pending = -1;
+  if (!check->every || !check->nfields) return GF_OK;
+  size_t count = 0;
+  for (int c = 0; c < check->nfields; c++) count += (size_t)wf->fields[check->fields[c]].ring;
+  if (gf_memory_alloc(r->memory, GF_SPACE_PINNED, count * sizeof *r->check_results, NULL,
+                      (void **)&r->check_results) != GF_OK)
     return gf_diag_at(r->diag, check->loc, GF_INTERNAL,
-                      "cannot allocate the check's host buffer (%zu bytes): %s", bytes,
-                      r->b->error);
+                      "cannot allocate the check's host buffer (%zu bytes): %s",
+                      count * sizeof *r->check_results, b->error);
+  r->check_join = gf_calloc((size_t)r->nstreams, sizeof *r->check_join);
+  if (!r->check_join) return gf_oom(r->diag, "preparing the check");
+  for (int s = 0; s <= r->nstreams; s++) /* stream 0 needs no join: it scans */
+    if (s != 0 &&
+        b->ops->event_create(b, s < r->nstreams ? &r->check_join[s] : &r->check_done) != GF_OK)
+      return gf_diag_error(r->diag, GF_INTERNAL, "cannot create an event: %s", b->error);
   return GF_OK;
+}
+
+static void check_release(run *r) {
+  gf_backend *b = r->b;
+  for (int s = 0; r->check_join && s < r->nstreams; s++)
+    if (r->check_join[s]) b->ops->event_destroy(b, r->check_join[s]);
+  if (r->check_done) b->ops->event_destroy(b, r->check_done);
+  free(r->check_join);
 }
 
 /* ---- report ---------------------------------------------------------------- */
@@ -583,8 +628,7 @@ static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_
         st = run_body(r, gf_program_body(r->program, seg->bodies[k % seg->period]), n);
         if (st == GF_OK) *steps_run = n + 1;
         if (st == GF_OK) st = fence_step(r, n);
-        if (st == GF_OK && wf->check.every && (n + 1) % wf->check.every == 0)
-          st = check_fields(r, n);
+        if (st == GF_OK && r->check_results) st = check_step(r, n);
         if (progress)
           gf_progress_update(progress, n + 1, r->points, gf_writer_bytes_written(r->writer));
       }
@@ -595,7 +639,13 @@ static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_
 
 gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval, gf_backend *b,
                       const gf_run_options *options, gf_diag *diag) {
-  run r = {.wf = wf, .program = program, .b = b, .diag = diag, .eval = eval, .staged_slot = -1};
+  run r = {.wf = wf,
+           .program = program,
+           .b = b,
+           .diag = diag,
+           .eval = eval,
+           .staged_slot = -1,
+           .check_pending = -1};
   r.plan = gf_program_plan(program);
   r.host.eval = eval;
   r.nstreams = gf_plan_stream_count(r.plan);
@@ -608,8 +658,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
-  if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, diag, &r.writer);
-  if (st == GF_OK) st = allocate_check_buffer(&r);
+  if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, options->force, diag, &r.writer);
+  if (st == GF_OK) st = check_prepare(&r);
   if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, diag);
 
   double wall_s = 0;
@@ -629,6 +679,13 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   else if (!keep)
     b->ops->synchronize(b); /* let queued work drain before freeing */
   keep = st == GF_OK || st == GF_DIVERGED;
+  /* A lagged check still in flight: its verdict counts, over a signal's. */
+  gf_status verdict = keep ? check_resolve(&r) : GF_OK;
+  if (verdict != GF_OK) {
+    st = verdict;
+    if (st == GF_DIVERGED) stop_signal = 0;
+    keep = st == GF_DIVERGED;
+  }
   r.backend_ns += now_ns() - sync_start;
   wall_s = (double)(now_ns() - t0) / 1e9;
 
@@ -673,6 +730,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
     if (st == GF_OK) st = written;
   }
   gf_writer_destroy(r.writer);
+  check_release(&r);
   destroy_streams_and_events(&r);
   gf_memory_destroy(r.memory);
   free(r.count);

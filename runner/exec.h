@@ -16,6 +16,7 @@
 typedef struct gf_run_options {
   const char *out_dir;
   int quiet; /* 1: no timing report on stderr */
+  int force; /* 1: write even when the outputs look larger than the free space */
   /* Set to a signal number (SIGINT, SIGTERM) by the caller's handler; the
    * loop reads it at each step boundary. NULL: never stop early. */
   const volatile sig_atomic_t *stop;

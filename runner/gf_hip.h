@@ -79,6 +79,7 @@ typedef struct cudaDeviceProp hipDeviceProp_t;
 #define hipMemPoolAttrUsedMemCurrent cudaMemPoolAttrUsedMemCurrent
 #define hipMemcpy cudaMemcpy
 #define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemsetAsync cudaMemsetAsync
 #define hipMemcpyDefault cudaMemcpyDefault
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost

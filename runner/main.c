@@ -59,10 +59,13 @@ static const char usage_run[] =
     "  --lua-memory N      bytes a Lua hook state may hold (same as --set limits.lua_memory=N)\n"
     "  --lua-instructions N  instructions per hook call (--set limits.lua_instructions=N)\n"
     "  --quiet             no timing report\n"
+    "  --force             write the outputs even when they look larger than the free space\n"
     "\n"
+    "The output folder is locked for the run: a second gflow into it is refused.\n"
     "SIGINT or SIGTERM stops the run at the next step boundary: the outputs so far\n"
     "are written, marked \"complete\": false, and gflow exits 130 or 143. A second\n"
-    "signal ends it at once (nothing then appears under a final name).\n";
+    "signal changes nothing (`timeout` and a terminal may send two); a third ends\n"
+    "gflow at once (nothing then appears under a final name).\n";
 
 static const char usage_view[] =
     "usage: gflow view DIR [options]\n"
@@ -117,6 +120,7 @@ typedef struct cli {
   double progress_s;
   int argc; /* the whole command line, for run.json */
   char **argv;
+  int force;
 } cli;
 
 static gf_status usage_error(const char *usage, const char *fmt, const char *arg) {
@@ -167,7 +171,8 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
     OPT_LUA_INSTRUCTIONS,
     OPT_TRACE,
     OPT_TRACE_STEPS,
-    OPT_PROGRESS
+    OPT_PROGRESS,
+    OPT_FORCE
   };
   static const struct option options[] = {
       {"set", required_argument, NULL, OPT_SET},
@@ -185,6 +190,7 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
       {"trace", required_argument, NULL, OPT_TRACE},
       {"trace-steps", required_argument, NULL, OPT_TRACE_STEPS},
       {"progress", required_argument, NULL, OPT_PROGRESS},
+      {"force", no_argument, NULL, OPT_FORCE},
       {NULL, 0, NULL, 0}};
   const char *cmd = c->command;
   int is_run = strcmp(cmd, "run") == 0, is_dag = strcmp(cmd, "dag") == 0;
@@ -290,6 +296,10 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
         c->trace_end = b;
         break;
       }
+      case OPT_FORCE:
+        if (!is_run) return usage_error(*usage, "--force is an option of 'run', not '%s'", cmd);
+        c->force = 1;
+        break;
       default:
         return usage_error(*usage, "unknown option '%s'", argv[optind - 1]);
     }
@@ -384,22 +394,32 @@ static gf_status open_backend(const cli *c, gf_diag *diag, gf_backend **out) {
 }
 
 /* The one piece of global state: a signal handler reaches nothing else. */
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal; /* the first stop signal */
+static volatile sig_atomic_t stop_signals_seen;
 
+/* The first signal stops the loop; the second is taken too, so the wind-down
+ * still writes what is done (`timeout` signals gflow and its process group,
+ * so gflow gets two; so does a Ctrl-C typed twice); a third ends gflow at
+ * once, for a wind-down that hangs. */
 static void on_stop_signal(int sig) {
-  stop_signal = sig;
+  if (!stop_signal) stop_signal = sig;
+  if (++stop_signals_seen >= 3) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
 }
 
-/* SIGINT and SIGTERM ask the time loop to stop at the next step boundary.
- * SA_RESETHAND: a second signal ends gflow at once. A SIGINT the parent set
- * to be ignored (a background job of a script) stays ignored, as in any
- * well-behaved Unix program. */
+/* SIGINT and SIGTERM ask the time loop to stop at the next step boundary. A
+ * SIGINT the parent set to be ignored (a background job of a script) stays
+ * ignored, as in any well-behaved Unix program. */
 static void catch_stop_signals(void) {
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  sigaddset(&action.sa_mask, SIGINT); /* one handler at a time: the count stays exact */
+  sigaddset(&action.sa_mask, SIGTERM);
+  action.sa_flags = SA_RESTART;
   struct sigaction old;
   if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
     sigaction(SIGINT, &action, NULL);
@@ -458,6 +478,7 @@ static gf_status run_command(cli *c) {
       gf_run_options options = {.out_dir = default_out,
                                 .quiet = c->quiet,
                                 .stop = &stop_signal,
+                                .force = c->force,
                                 .trace_path = c->trace,
                                 .trace_first = c->trace_first,
                                 .trace_end = c->trace_end,
@@ -560,7 +581,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(argv[1], "view") == 0) return view_command(argc, argv);
-  if (strcmp(argv[1], "sweep") == 0) return gf_sweep_main(argc, argv); /* sweep.c */
+  if (strcmp(argv[1], "sweep") == 0) return gf_sweep_main(argc, argv);             /* sweep.c */
   if (strcmp(argv[1], "collect") == 0) return gf_collect_main(argc - 1, argv + 1); /* collect.c */
   cli c = {.command = argv[1], .device = -1, .step = -1, .trace_end = INT64_MAX};
   const char *usage = NULL;

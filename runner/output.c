@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "schedule.h"
@@ -64,7 +67,12 @@ struct gf_writer {
   _Atomic int64_t bytes_written; /* planes written so far, for progress */
   pthread_t thread;
   int thread_started;
+  int lock_fd; /* the folder's .gflow.lock, flock'ed for the run; -1: not held */
 };
+
+/* In the output folder: who holds it. flock(2) dies with its process, so a
+ * lock left behind by a killed run is free. */
+#define LOCK_NAME ".gflow.lock"
 
 /* ---- small text helpers ---------------------------------------------------- */
 
@@ -155,6 +163,111 @@ static gf_status make_dirs(const char *path, gf_diag *diag) {
   return st;
 }
 
+static void remove_at(const char *dir, const char *name, const char *suffix);
+
+/* ---- the folder's lock and free space ---------------------------------------- */
+
+/* Takes DIR/.gflow.lock with flock(2) and writes this run's pid and start
+ * time into it; a folder another live gflow holds is refused with its pid.
+ * The file is removed at release while still locked, so a run that opened
+ * it just before checks after locking that it locked the file still there. */
+static gf_status lock_folder(gf_writer *w, const char *dir, gf_diag *diag) {
+  char *path = join_path(dir, LOCK_NAME);
+  if (!path) return gf_oom(diag, "locking the output folder");
+  gf_status st = GF_OK;
+  for (int attempt = 0; attempt < 100; attempt++) {
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      st = gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", path, strerror(errno));
+      break;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      if (err != EWOULDBLOCK) {
+        close(fd);
+        st = gf_diag_error(diag, GF_CANTCREATE, "cannot lock %s: %s", path, strerror(err));
+        break;
+      }
+      /* The holder writes its line right after locking: give it a moment. */
+      char text[128] = "";
+      long pid = 0;
+      char started[32] = "";
+      for (int tries = 0; tries < 50; tries++) {
+        ssize_t got = pread(fd, text, sizeof text - 1, 0);
+        text[got > 0 ? got : 0] = '\0';
+        if (sscanf(text, "pid %ld started %31[^\n]", &pid, started) == 2) break;
+        pid = 0;
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+      }
+      close(fd);
+      if (pid > 0)
+        st = gf_diag_error(diag, GF_CANTCREATE,
+                           "%s is in use by gflow pid %ld (started %s); wait for it or choose "
+                           "another --out",
+                           dir, pid, started);
+      else
+        st = gf_diag_error(diag, GF_CANTCREATE,
+                           "%s is in use by another gflow; wait for it or choose another --out",
+                           dir);
+      break;
+    }
+    struct stat held, named;
+    if (fstat(fd, &held) != 0 || stat(path, &named) != 0 || held.st_ino != named.st_ino ||
+        held.st_dev != named.st_dev) {
+      close(fd); /* its holder removed it as we opened it: take the new one */
+      continue;
+    }
+    char text[128];
+    time_t now = time(NULL);
+    struct tm local;
+    char started[32] = "?";
+    if (localtime_r(&now, &local)) strftime(started, sizeof started, "%Y-%m-%d %H:%M:%S", &local);
+    int len = snprintf(text, sizeof text, "pid %ld started %s\n", (long)getpid(), started);
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len) {
+      st = gf_diag_error(diag, GF_CANTCREATE, "cannot write %s: %s", path, io_error_text(errno));
+      unlink(path);
+      close(fd);
+      break;
+    }
+    w->lock_fd = fd;
+    break;
+  }
+  if (st == GF_OK && w->lock_fd < 0)
+    st = gf_diag_error(diag, GF_CANTCREATE, "cannot lock %s: it keeps being replaced", path);
+  free(path);
+  return st;
+}
+
+static void unlock_folder(gf_writer *w) {
+  if (w->lock_fd < 0) return;
+  remove_at(w->dir, LOCK_NAME, ""); /* while still locked, see lock_folder */
+  close(w->lock_fd);
+  w->lock_fd = -1;
+}
+
+/* What the run will write: every file at full size, its sidecar (the
+ * resolved workflow and the plane list) and timings.json, all while an
+ * earlier run's files of the same names may still be there. */
+static double output_bytes(const gf_workflow *wf) {
+  double bytes = 4096.0 + 256.0 * wf->ntasks; /* timings.json */
+  for (int i = 0; i < wf->nfiles; i++)
+    bytes += (double)wf->files[i].planes * (double)wf->files[i].plane_bytes + 8192.0 +
+             2.0 * (double)strlen(wf->source);
+  return bytes;
+}
+
+static gf_status check_space(const gf_workflow *wf, const char *dir, gf_diag *diag) {
+  struct statvfs fs;
+  if (statvfs(dir, &fs) != 0) return GF_OK; /* unknown: the writes will say */
+  double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+  double need = output_bytes(wf);
+  if (need <= free_bytes) return GF_OK;
+  char a[32], b[32];
+  return gf_diag_error(
+      diag, GF_CANTCREATE, "outputs need %s in %s/, %s are free; free space or pass --force",
+      gf_format_bytes(need, a, sizeof a), dir, gf_format_bytes(free_bytes, b, sizeof b));
+}
+
 /* ---- the writer thread ----------------------------------------------------- */
 
 static void *writer_main(void *arg) {
@@ -198,13 +311,14 @@ static void *writer_main(void *arg) {
 }
 
 gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
-                           gf_diag *diag, gf_writer **out) {
+                           int force, gf_diag *diag, gf_writer **out) {
   *out = NULL;
   gf_writer *w = gf_calloc(1, sizeof *w);
   if (!w) return gf_oom(diag, "creating the output writer");
   w->backend = backend;
   w->wf = wf;
   w->diag = diag;
+  w->lock_fd = -1;
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->changed, NULL);
   *out = w;
@@ -213,6 +327,8 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
   if (!w->dir || !w->files) return gf_oom(diag, "creating the output writer");
 
   gf_status st = make_dirs(out_dir, diag);
+  if (st == GF_OK) st = lock_folder(w, out_dir, diag);
+  if (st == GF_OK && !force) st = check_space(wf, out_dir, diag);
   if (st != GF_OK) return st;
   for (int i = 0; i < wf->nfiles; i++) {
     const gf_file *file = &wf->files[i];
@@ -523,6 +639,7 @@ void gf_writer_destroy(gf_writer *w) {
   free(w->free_slots);
   free(w->queue);
   free(w->files);
+  unlock_folder(w);
   free(w->dir);
   pthread_mutex_destroy(&w->lock);
   pthread_cond_destroy(&w->changed);

@@ -25,11 +25,14 @@
 
 typedef struct gf_writer gf_writer;
 
-/* Creates the output folder if needed, opens a temporary file per output task
- * and allocates the staging buffers. GF_CANTCREATE when the folder or a file
- * cannot be created. */
+/* Creates the output folder if needed and locks it for the run (its
+ * .gflow.lock, flock'ed until gf_writer_destroy: a folder another gflow holds
+ * is refused with that run's pid), checks that the outputs at full size fit
+ * in the free space of its file system (unless `force`), opens a temporary
+ * file per output task and allocates the staging buffers. GF_CANTCREATE when
+ * the folder or a file cannot be created, is locked, or lacks the space. */
 gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
-                           gf_diag *diag, gf_writer **out);
+                           int force, gf_diag *diag, gf_writer **out);
 
 /* Waits for a free staging buffer. Fails (GF_IOERR) once the writer thread has
  * failed, so the time loop stops at the next output. */

@@ -1378,7 +1378,7 @@ static gf_status load_limits(loader *ld, yaml_node_t *key, yaml_node_t *value, v
 
 static gf_status load_check_every(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
-  return get_count(ld, value, "every", 1, (int64_t)MAX_STEPS, &ld->wf->check.every);
+  return get_count(ld, value, "every", 0, (int64_t)MAX_STEPS, &ld->wf->check.every);
 }
 
 static gf_status load_check_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
@@ -1444,6 +1444,13 @@ static gf_status load_check(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
   check->finite = 1;
   check->max_abs = INFINITY;
   check->loc = gf_load_loc(ld, key);
+  if (value->type == YAML_SCALAR_NODE) { /* `check: off` */
+    int on = 0;
+    if (get_bool(ld, value, &on) != GF_OK || on)
+      return gf_load_fail(ld, value, "check takes a mapping of its keys, or off");
+    check->every = 0;
+    return GF_OK;
+  }
   gf_status status =
       gf_load_mapping(ld, value, "check", check_keys, COUNT_OF(check_keys), NULL, NULL, NULL);
   if (status) return status;
@@ -1455,6 +1462,30 @@ static gf_status load_check(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
     if (!check->fields) return load_oom(ld);
     for (int f = 0; f < wf->nfields; f++) check->fields[check->nfields++] = f;
   }
+  return GF_OK;
+}
+
+/* No `check:` block: every instance of every field a task writes, for NaN
+ * and Inf, every GF_CHECK_DEFAULT_EVERY steps, read lagged. */
+static gf_status default_check(loader *ld) {
+  gf_workflow *wf = ld->wf;
+  gf_check *check = &wf->check;
+  if (check->loc.line) return GF_OK; /* the file (or --set) said */
+  check->fields = gf_calloc((size_t)wf->nfields + 1, sizeof *check->fields);
+  if (!check->fields) return load_oom(ld);
+  for (int f = 0; f < wf->nfields; f++) {
+    int written = 0;
+    for (int t = 0; t < wf->ntasks && !written; t++)
+      for (int a = 0; a < wf->tasks[t].naccess; a++)
+        if (wf->tasks[t].access[a].ref.field == f &&
+            wf->tasks[t].access[a].access != GF_ACCESS_READ)
+          written = 1;
+    if (written) check->fields[check->nfields++] = f;
+  }
+  check->every = check->nfields ? GF_CHECK_DEFAULT_EVERY : 0;
+  check->finite = 1;
+  check->max_abs = INFINITY;
+  check->lagged = 1;
   return GF_OK;
 }
 
@@ -1920,7 +1951,8 @@ static gf_status load_document(loader *ld, const gf_override *overrides, int nov
                                 COUNT_OF(top_keys), NULL, NULL, NULL)))
     return status;
   if (wf->staging == 0) wf->staging = default_staging(wf);
-  if ((status = check_staging(ld)) || (status = load_lua(ld))) return status;
+  if ((status = check_staging(ld)) || (status = default_check(ld)) || (status = load_lua(ld)))
+    return status;
   int out_of_memory = 0;
   ld->impl->resolved = emit_resolved(ld, &out_of_memory);
   if (out_of_memory) return load_oom(ld);

@@ -77,16 +77,26 @@ typedef struct gf_file {
   size_t plane_bytes;
 } gf_file;
 
-/* `check:`, the numerical guard: after every `every`-th step the time loop
- * waits for the backend, copies each instance of each checked field to the
- * host and stops the run at the first value that is not finite (`finite`) or
- * exceeds `max_abs` in magnitude. */
+/* Steps between two runs of the default check (no `check:` block): a scan of
+ * every instance of every field a task writes costs about one step's memory
+ * traffic, so 1/GF_CHECK_DEFAULT_EVERY of the run. */
+#define GF_CHECK_DEFAULT_EVERY 128
+
+/* `check:`, the numerical guard: after every `every`-th step (and after the
+ * last) the time loop has the backend scan each instance of each checked
+ * field (backend.h, scan_finite) and stops the run at the first value that
+ * is not finite (`finite`) or exceeds `max_abs` in magnitude. A `check:`
+ * block waits for its scan at the step it checks, so the run stops right
+ * there; the default check (no block) reads its result some steps later,
+ * when the streams are past it anyway, and so never holds them up.
+ * `check: off` or `every: 0` turns it off. */
 typedef struct gf_check {
-  int64_t every; /* 0: no check block */
+  int64_t every; /* 0: off */
   int *fields;   /* indices into fields; all of them unless `fields:` says */
   int nfields;
   int finite;     /* 1: NaN and Inf fail */
   double max_abs; /* |x| > max_abs fails; INFINITY: no bound */
+  int lagged;     /* 1: the default check, read late (no `check:` block) */
   gf_loc loc;
 } gf_check;
 
@@ -130,7 +140,7 @@ typedef struct gf_workflow {
   int staging; /* output staging buffers */
 
   gf_lua_limits lua_limits; /* `limits:` as applied (0: the hooks' default) */
-  gf_check check;           /* `check:`; check.every == 0 when absent */
+  gf_check check;           /* `check:`, or the default check; every == 0: off */
 } gf_workflow;
 
 typedef struct gf_override {

@@ -17,6 +17,7 @@
 #ifndef GF_BACKEND_CONTRACT_H
 #define GF_BACKEND_CONTRACT_H
 
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -685,6 +686,81 @@ static void contract_sink_reports(const contract_ctx *c) {
   free(expected);
 }
 
+/* ---- rule 11: scan_finite ----------------------------------------------- */
+
+/* Issues: `count` values from `host` to `dev`, then a scan of them. */
+static void contract_scan(gf_backend *b, gf_stream *s, void *dev, const void *host, int64_t count,
+                          gf_dtype dtype, int finite, double max_abs, gf_scan_result *result) {
+  size_t bytes = (size_t)count * gf_dtype_size(dtype);
+  CHECK_INT(b->ops->copy_async(b, s, dev, host, bytes, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->scan_finite(b, s, dev, count, dtype, finite, max_abs, result), GF_OK);
+}
+
+/* The first refused value of several, in float and double, with and without
+ * `finite` and a bound; and a scan issued after a slow chain and a copy that
+ * cleans the field sees the clean field, not what was there when issued. */
+static void contract_scan_finite(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  gf_stream *s = NULL;
+  gf_event *e = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &e), GF_OK);
+  const int64_t n = 3 * 1000 * 1000 + 7; /* more than one share, block, grid */
+  float *f32 = NULL;
+  double *f64 = NULL;
+  void *dev = NULL;
+  gf_scan_result *r = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, (size_t)n * sizeof *f32, NULL, (void **)&f32), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, (size_t)n * sizeof *f64, NULL, (void **)&f64), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, (size_t)n * sizeof *f64, NULL, &dev), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 8 * sizeof *r, NULL, (void **)&r), GF_OK);
+  contract_wave w;
+  if (!f32 || !f64 || !dev || !r || !contract_wave_open(b, c->n, &w)) return;
+  for (int64_t i = 0; i < n; i++) f32[i] = (float)(i % 1000) - 500.0f, f64[i] = f32[i];
+  /* Bad values late, in the middle and early: the early ones win. */
+  const int64_t at_nan = n - 1, at_inf = n / 2 + 3, at_big = 1234567 - 1000000;
+  f32[at_nan] = NAN, f64[at_nan] = NAN;
+  f32[at_inf] = -INFINITY, f64[at_inf] = INFINITY;
+  f32[at_big] = 2.5e6f, f64[at_big] = 2.5e6;
+  contract_scan(b, s, dev, f32, n, GF_F32, 1, INFINITY, &r[0]);
+  contract_scan(b, s, dev, f32, n, GF_F32, 1, 1e6, &r[1]);
+  contract_scan(b, s, dev, f32, n, GF_F32, 0, INFINITY, &r[2]);
+  contract_scan(b, s, dev, f64, n, GF_F64, 1, INFINITY, &r[3]);
+  contract_scan(b, s, dev, f64, n, GF_F64, 0, 1e6, &r[4]);
+  contract_scan(b, s, dev, f64, n, GF_F64, 1, 1e6, &r[5]);
+  CHECK_INT(b->ops->event_record(b, e, s), GF_OK);
+  CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
+  CHECK_INT(r[0].index, at_inf);
+  CHECK(isinf(r[0].value) && r[0].value < 0);
+  CHECK_INT(r[1].index, at_big);
+  CHECK(r[1].value == 2.5e6);
+  CHECK_INT(r[2].index, -1); /* without finite and a bound nothing fails */
+  CHECK_INT(r[3].index, at_inf);
+  CHECK_INT(r[4].index, at_big); /* Inf is beyond the bound too, NaN is not */
+  CHECK_INT(r[5].index, at_big);
+  /* Order: a dirty field, a slow chain, a clean copy over it, the scan. */
+  f32[7] = NAN;
+  contract_wave_reset(b, s, &w);
+  contract_scan(b, s, dev, f32, n, GF_F32, 1, INFINITY, &r[6]);
+  contract_wave_chain(b, s, &w, c->steps);
+  CHECK_INT(b->ops->copy_async(b, s, dev, w.zeros, w.bytes, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->scan_finite(b, s, dev, (int64_t)(w.bytes / sizeof(float)), GF_F32, 1, INFINITY,
+                                &r[7]),
+            GF_OK);
+  CHECK_INT(b->ops->event_record(b, e, s), GF_OK);
+  CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
+  CHECK_INT(r[6].index, 7);
+  CHECK_INT(r[7].index, -1);
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  contract_wave_close(b, &w);
+  b->ops->free(b, GF_SPACE_PINNED, f32, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, f64, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, r, NULL);
+  b->ops->free(b, GF_SPACE_DEVICE, dev, NULL);
+  b->ops->event_destroy(b, e);
+  b->ops->destroy(b);
+}
+
 /* ---- the suite ------------------------------------------------------------ */
 
 #define CONTRACT_RUN(fn, ctx)                                       \
@@ -734,7 +810,8 @@ static int gf_contract_run(gf_contract_open open, const char *label) {
   CONTRACT_RUN(contract_synchronize_all, &ctx);
   CONTRACT_RUN(contract_failures_reported, &ctx);
   CONTRACT_RUN(contract_sink_reports, &ctx);
-  printf("  contract %s: %d of 10 rules broken\n", label, failed);
+  CONTRACT_RUN(contract_scan_finite, &ctx);
+  printf("  contract %s: %d of 11 rules broken\n", label, failed);
   free(ctx.ref);
   return failed;
 }

@@ -334,8 +334,8 @@ static void test_override_errors(void) {
                         "schedule, loop, limits, check");
   expect_override_error("name.x", "1", "--set name.x=1:1:6: no key 'x' in name to set");
   expect_override_error(
-      "check.every", "0",
-      "--set check.every=0:1:13: every must be between 1 and 1000000000000, got 0");
+      "check.every", "-1",
+      "--set check.every=-1:1:13: every must be between 0 and 1000000000000, got -1");
   expect_override_error("limits.lua_memory", "1000",
                         "--set limits.lua_memory=1000:1:19: lua_memory must be between 1048576 and "
                         "1099511627776, got 1000");
@@ -742,10 +742,10 @@ static void test_limits_and_check(void) {
   }
   gf_workflow_free(wf);
 
-  /* Without the blocks: no check, the hooks' default limits. */
+  /* Without the blocks: the default finiteness check, the hooks' default limits. */
   CHECK_INT(load("../workflows/wave2d.yaml", NULL, 0, &diag, &wf), GF_OK);
   if (wf) {
-    CHECK_INT(wf->check.every, 0);
+    CHECK_INT(wf->check.every, GF_CHECK_DEFAULT_EVERY);
     CHECK_INT(wf->lua_limits.memory_bytes, 0);
     CHECK_INT(wf->lua_limits.instructions, 0);
   }

@@ -171,6 +171,84 @@ for signal in INT TERM; do
   rm -rf "$tmp/sig$signal"
 done
 
+# Two signals in quick succession (as `timeout` sends, to gflow and to its
+# process group, or a Ctrl-C typed twice): the second changes nothing, the
+# outputs so far are still written, marked incomplete.
+start_long "$tmp/sig2"
+sleep 1
+kill -s INT "$pid"
+kill -s INT "$pid"
+wait "$pid" && status=0 || status=$?
+err=$(cat "$tmp/long.err")
+[ "$status" -eq 130 ] && pass || fail "two SIGINTs: exit $status, expected 130; stderr: $err"
+expect_contains "$err" "gflow: interrupted by SIGINT at step " "two SIGINTs: message"
+expect_files "$tmp/sig2" "array_out.dat array_out.dat.json run.json timings.json " "two SIGINTs outputs"
+meta=$(cat "$tmp/sig2/array_out.dat.json" 2>/dev/null)
+expect_contains "$meta" '"complete": false' "two SIGINTs sidecar complete"
+expect_contains "$meta" '"valid_planes": [[2, 2]' "two SIGINTs: at least one valid plane"
+rm -rf "$tmp/sig2"
+# timeout signals gflow and its process group: gflow hears it twice.
+# (a run of many seconds on any machine: compute only, 1024^2 x 20000 steps)
+longer=(run "$repo/workflows/wave2d_compute.yaml" --backend cpu --set 'grid.shape=[1024,1024]'
+  --set params.nt=20000 --quiet)
+timeout --preserve-status -s INT 3 "$gflow" "${longer[@]}" --out "$tmp/timeout" 2>"$tmp/long.err" &&
+  status=0 || status=$?
+[ "$status" -eq 130 ] && pass || fail "timeout -s INT: exit $status; stderr: $(cat "$tmp/long.err")"
+expect_contains "$(cat "$tmp/timeout/final.dat.json" 2>/dev/null)" '"complete": false' \
+  "timeout -s INT: sidecar"
+rm -rf "$tmp/timeout"
+
+# ---- the output folder is locked for the run ----------------------------------------
+# A second run into the folder of a running one is refused with the first's
+# pid; once the first has finished, a run there succeeds; a lock left by a
+# killed run (SIGKILL) is free, since flock dies with its holder.
+start_long "$tmp/locked"
+expect_exit 73 "second run into a locked folder" -- "$gflow" "${small[@]}" --out "$tmp/locked"
+expect_contains "$err" "gflow: $tmp/locked is in use by gflow pid $pid (started " "locked folder: pid"
+expect_contains "$err" "); wait for it or choose another --out" "locked folder: advice"
+kill -s INT "$pid"
+wait "$pid" && status=0 || status=$?
+[ "$status" -eq 130 ] && pass || fail "the locked folder's holder: exit $status"
+expect_exit 0 "a run after the holder finished" -- "$gflow" "${small[@]}" --out "$tmp/locked"
+expect_files "$tmp/locked" "array_out.dat array_out.dat.json run.json timings.json " "the lock is removed"
+start_long "$tmp/killed"
+kill -s KILL "$pid"
+wait "$pid" 2>/dev/null
+[ -e "$tmp/killed/.gflow.lock" ] && pass || fail "a killed run leaves its lock file"
+expect_exit 0 "a run into a killed run's folder" -- "$gflow" "${small[@]}" --out "$tmp/killed"
+rm -rf "$tmp/locked" "$tmp/killed"
+
+# ---- free space on the output file system ---------------------------------------------
+# A 4 MiB tmpfs (as root, or in a user namespace) cannot take the seed's 160 MiB.
+seed=(run "$wave" --backend cpu --quiet)
+in_small_fs() { # DIR COMMAND...: runs COMMAND with a 4 MiB tmpfs mounted at DIR
+  local dir=$1
+  shift
+  if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=4m tmpfs "$dir" 2>/dev/null; then
+    "$@"
+    local s=$?
+    umount "$dir"
+    return $s
+  fi
+  unshare --user --map-root-user --mount bash -c 'mount -t tmpfs -o size=4m tmpfs "$1" || exit 99; shift; exec "$@"' - "$dir" "$@"
+}
+mkdir -p "$tmp/small"
+if in_small_fs "$tmp/small" true; then
+  expect_exit 73 "outputs larger than the free space" -- in_small_fs "$tmp/small" "$gflow" "${seed[@]}" \
+    --out "$tmp/small/wave2d"
+  expect_last_line "gflow: outputs need 160.0 MiB in $tmp/small/wave2d/, 4.0 MiB are free; free space or pass --force" \
+    "outputs larger than the free space"
+  # --force writes anyway: the disk fills, as it would have.
+  expect_exit 74 "--force on a small file system" -- in_small_fs "$tmp/small" "$gflow" "${seed[@]}" \
+    --out "$tmp/small/wave2d" --force
+  expect_contains "$err" "of $tmp/small/wave2d/array_out.dat: No space left on device" \
+    "--force on a small file system"
+  expect_exit 0 "outputs that fit" -- in_small_fs "$tmp/small" "$gflow" "${small[@]}" \
+    --out "$tmp/small/wave2d"
+else
+  echo "faults.sh: no tmpfs could be mounted (not root, no user namespaces): free space not tested" >&2
+fi
+
 # The temporary file removed while the loop runs: found when the run finishes
 # (here at an interrupt), exit 74, nothing under a final name.
 start_long "$tmp/removed"
@@ -225,4 +303,25 @@ printf '%s\n' "$err" | grep -qE "^gflow: check failed at step [0-9]*9: field 'U'
   pass || fail "check: cfl 2.5: $err"
 expect_contains "$(cat "$tmp/chk5/array_out.dat.json" 2>/dev/null)" '"complete": false' \
   "check: cfl 2.5 sidecar"
+# The default check (no check: block): the seed at cfl 0.9 blows up; every
+# written field is scanned every 128 steps, the result read 32 steps later.
+expect_exit 76 "default check: cfl 0.9" -- "$gflow" "${seed[@]}" --set params.cfl=0.9 \
+  --out "$tmp/chk6"
+printf '%s\n' "$err" | grep -qE "^gflow: check failed at step 127: field 'U' instance [0-4] holds (-?inf|-?nan) at cell \[[0-9]+, [0-9]+\]$" &&
+  pass || fail "default check: cfl 0.9: $err"
+expect_last_line "gflow: stopped by the check after step 159; outputs hold steps 0 to 159: array_out.dat planes [[2, 159]]" \
+  "default check: what the outputs hold"
+expect_contains "$(cat "$tmp/chk6/array_out.dat.json" 2>/dev/null)" '"complete": false' \
+  "default check: sidecar"
+# A blow-up in the last steps is caught at the end: V infinite from the start,
+# 100 steps (the check after step 99, read once the loop is done).
+expect_exit 76 "default check: after the last step" -- "$gflow" "${small[@]}" --set loop.steps=100 \
+  --set 'fields.V.init=vel + (i0 == 12 and i1 == 40) * 1e39' --out "$tmp/chk7"
+expect_contains "$err" "gflow: check failed at step 99: field 'U' instance 0 holds nan at cell [2, 2]" \
+  "default check: after the last step"
+expect_exit 0 "check: off" -- "$gflow" "${seed[@]}" --set params.cfl=0.9 --set check=off --out "$tmp/chk8"
+expect_exit 0 "check: {every: 0}" -- "$gflow" "${seed[@]}" --set params.cfl=0.9 --set 'check={every: 0}' \
+  --out "$tmp/chk8"
+expect_exit 65 "check: on" -- "$gflow" "${seed[@]}" --set check=on --out "$tmp/chk8"
+expect_contains "$err" "check takes a mapping of its keys, or off" "check: on"
 finish

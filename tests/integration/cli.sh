@@ -82,13 +82,28 @@ for f in "$repo"/tests/bad/*.yaml "$repo"/tests/bad_plan/*.yaml; do
   loc=$(printf '%s' "$expected" | sed -E 's/^[^:]+:([0-9]+):([0-9]+):.*/\1 \2/')
   line=${loc% *} col=${loc#* }
   if [ "$line" != "$expected" ] && [ "$line" -ge 1 ] 2>/dev/null; then
-    want_src="  $(sed -n "${line}p" "$f")"
+    file_line=$(sed -n "${line}p" "$f")
     src=$(sed -n 2p "$tmp/stderr")
     caret=$(sed -n 3p "$tmp/stderr")
-    if [ "$src" != "$want_src" ]; then fail "$rel: source line '$src', expected '$want_src'"; continue; fi
-    if [ "${#caret}" -ne $((col + 2)) ] || [ "${caret: -1}" != "^" ]; then
-      fail "$rel: caret line '$caret' does not point at column $col"
-      continue
+    if [ "${#file_line}" -le 100 ]; then
+      if [ "$src" != "  $file_line" ]; then fail "$rel: source line '$src', expected '  $file_line'"; continue; fi
+      if [ "${#caret}" -ne $((col + 2)) ] || [ "${caret: -1}" != "^" ]; then
+        fail "$rel: caret line '$caret' does not point at column $col"
+        continue
+      fi
+    else
+      # A long line: 100 columns of it around the caret, `...` where it is cut,
+      # the caret under the same character.
+      at=$((${#caret} - 1))
+      if [ "${#src}" -gt $((2 + 3 + 100 + 3)) ] || [[ "$src" != "  ..."* && "$src" != *"..." ]]; then
+        fail "$rel: a line of ${#file_line} characters quoted as '$src'"
+        continue
+      fi
+      if [ "${caret: -1}" != "^" ] || [ "${src:at:1}" != "${file_line:col-1:1}" ] ||
+        [ "${src:at-20:41}" != "${file_line:col-21:41}" ]; then
+        fail "$rel: caret line '$caret' is not under column $col of '$src'"
+        continue
+      fi
     fi
   fi
   pass

@@ -19,3 +19,6 @@ if(GFLOW_ALLOC_FAULTS)
   add_test(NAME out_of_memory
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/out_of_memory.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
 endif()
+# scripts/test.sh's stages: every stage runs, the summary counts for real.
+add_test(NAME test_stages
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/stages.sh ${PROJECT_SOURCE_DIR})

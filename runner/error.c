@@ -51,6 +51,22 @@ static const char *source_line(const char *text, int line, size_t *len) {
   return p;
 }
 
+/* The part [*start, *end) of a line of `len` bytes that a message quotes: all
+ * of it, or GF_DIAG_QUOTE_COLUMNS around byte `caret` (the rest shown as
+ * `...`, as compilers do), never splitting a UTF-8 character. */
+static void quote_window(const char *line, size_t len, size_t caret, size_t *start, size_t *end) {
+  *start = 0;
+  *end = len;
+  if (len <= GF_DIAG_QUOTE_COLUMNS) return;
+  size_t s = caret > GF_DIAG_QUOTE_COLUMNS / 2 ? caret - GF_DIAG_QUOTE_COLUMNS / 2 : 0;
+  if (s > len - GF_DIAG_QUOTE_COLUMNS) s = len - GF_DIAG_QUOTE_COLUMNS;
+  size_t e = s + GF_DIAG_QUOTE_COLUMNS;
+  while (s > 0 && ((unsigned char)line[s] & 0xC0) == 0x80) s--;
+  while (e < len && ((unsigned char)line[e] & 0xC0) == 0x80) e++;
+  *start = s;
+  *end = e;
+}
+
 gf_status gf_diag_verror(gf_diag *diag, gf_loc loc, gf_status status, const char *fmt, va_list ap) {
   char message[768];
   vsnprintf(message, sizeof message, fmt, ap);
@@ -66,10 +82,13 @@ gf_status gf_diag_verror(gf_diag *diag, gf_loc loc, gf_status status, const char
   size_t len = 0;
   const char *line = (loc.line > 0 && diag->text) ? source_line(diag->text, loc.line, &len) : NULL;
   if (line) {
-    fprintf(out, "  %.*s\n  ", (int)len, line);
+    size_t caret = loc.col > 1 ? (size_t)(loc.col - 1) : 0, start, end;
+    if (caret > len) caret = len;
+    quote_window(line, len, caret, &start, &end);
+    fprintf(out, "  %s%.*s%s\n  %s", start ? "..." : "", (int)(end - start), line + start,
+            end < len ? "..." : "", start ? "   " : "");
     /* Keep tabs in the caret line so the caret sits under the column. */
-    for (int i = 1; i < loc.col && (size_t)(i - 1) < len; i++)
-      fputc(line[i - 1] == '\t' ? '\t' : ' ', out);
+    for (size_t i = start; i < caret; i++) fputc(line[i] == '\t' ? '\t' : ' ', out);
     fputs("^\n", out);
   }
   fflush(out);

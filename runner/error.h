@@ -10,6 +10,8 @@
  *   gflow: FILE:LINE:COL: message
  *     the offending source line
  *     ^ under the column
+ * A line longer than GF_DIAG_QUOTE_COLUMNS is quoted as that many columns
+ * around the caret, with `...` where it was cut.
  * Everything else goes through gf_diag_error(): `gflow: message`.
  *
  * A gf_diag may be shared by threads (the output writer reports through the
@@ -46,6 +48,8 @@ typedef enum gf_status {
 
 const char *gf_status_name(gf_status status); /* "INVALID" */
 const char *gf_status_text(gf_status status); /* "invalid workflow" */
+
+#define GF_DIAG_QUOTE_COLUMNS 100 /* of a source line quoted under a message */
 
 /* A position in a source text, 1-based. line == 0: no position known. */
 typedef struct gf_loc {

@@ -950,8 +950,11 @@ gf_status gf_plan_write_graph(gf_plan *plan, int64_t step, gf_graph_format forma
     char label[256];
     snprintf(label, sizeof label, "%s%s (%s)", edge_kind_name(edge->kind), about,
              mechanism_name(edge->mechanism));
+    int declared = 0; /* an earlier step's node already drawn */
+    for (int f = 0; f < e; f++)
+      declared |= edges[f].from_task == edge->from_task && edges[f].from_step == edge->from_step;
     if (mermaid) {
-      if (lag > 0)
+      if (lag > 0 && !declared)
         fprintf(out,
                 "  t%d_%" PRId64 "[\"%s@n-%" PRId64 "\"]\n  style t%d_%" PRId64
                 " stroke-dasharray: 5 5\n",
@@ -965,7 +968,7 @@ gf_status gf_plan_write_graph(gf_plan *plan, int64_t step, gf_graph_format forma
       snprintf(from, sizeof from, "%s@n", from_task->name);
     else
       snprintf(from, sizeof from, "%s@n-%" PRId64, from_task->name, lag);
-    if (lag > 0) fprintf(out, "  \"%s\" [style=dashed];\n", from);
+    if (lag > 0 && !declared) fprintf(out, "  \"%s\" [style=dashed];\n", from);
     fprintf(out, "  \"%s\" -> \"%s@n\" [label=\"%s\"%s];\n", from, to_task->name, label,
             edge->mechanism == GF_OP_STREAM_WAIT ? ", color=blue" : "");
   }

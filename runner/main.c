@@ -1,11 +1,15 @@
-/* main.c - the gflow command: run, validate, dag, kernels. */
+/* main.c - the gflow command: run, validate, dag, kernels, view; sweep and
+ * collect parse their own command lines (sweep.c, collect.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -21,88 +25,57 @@
 #include "sweep.h"
 #include "workflow.h"
 
-static const char usage_main[] =
-    "usage: gflow COMMAND [options]\n"
-    "\n"
-    "Runs GPU simulation workflows described in YAML.\n"
-    "\n"
-    "commands:\n"
-    "  run FILE        load, check and run a workflow\n"
-    "  validate FILE   load and check a workflow, plan every step, print a summary\n"
-    "  dag FILE        print one step's task graph as Graphviz DOT\n"
-    "  kernels         list the kernels and their parameters\n"
-    "  view DIR        pictures (PNG) of the planes of a run's output files\n"
-    "  sweep SPEC      run a workflow over a matrix of --set values (locally or as a\n"
-    "                  Slurm job array); `gflow sweep --help`\n"
-    "  collect DIR...  the runs' run.json files below folders as one table\n"
-    "\n"
-    "options for every command: --help, --version\n"
-    "`gflow COMMAND --help` describes a command's options.\n";
+/* ---- the command line: one table of commands, one of options ----------- */
 
-static const char usage_run[] =
-    "usage: gflow run FILE [options]\n"
-    "\n"
-    "  --set KEY=VALUE     override a key of the file (repeatable), e.g.\n"
-    "                      --set grid.shape=[512,512] --set schedule=sync\n"
-    "  --backend NAME      auto (default: the GPU if one answers, else the CPU), cpu or gpu\n"
-    "  --device N          GPU index (default: SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK or 0)\n"
-    "  --threads N         CPU backend: OpenMP threads per kernel (default: all cores)\n"
-    "  --out DIR           output folder (default: out/NAME, NAME the workflow's name)\n"
-    "  --plugin FILE       load a kernel plugin (repeatable)\n"
-    "  --timing            GPU backend: measure every task's busy time with events\n"
-    "                      (the CPU backend always does; on a GPU it adds two events per task)\n"
-    "  --trace FILE        write the run's timeline as Chrome trace / Perfetto JSON\n"
-    "                      (open it in ui.perfetto.dev); on a GPU it implies --timing\n"
-    "  --trace-steps A:B   trace only steps A to B - 1 (default: every step)\n"
-    "  --progress SECONDS  when stderr is not a terminal, a progress line this often\n"
-    "                      (default 10; on a terminal one line is redrawn)\n"
-    "  --lua-memory N      bytes a Lua hook state may hold (same as --set limits.lua_memory=N)\n"
-    "  --lua-instructions N  instructions per hook call (--set limits.lua_instructions=N)\n"
-    "  --quiet             no timing report\n"
-    "  --force             write the outputs even when they look larger than the free space\n"
-    "\n"
-    "The output folder is locked for the run: a second gflow into it is refused.\n"
-    "SIGINT or SIGTERM stops the run at the next step boundary: the outputs so far\n"
-    "are written, marked \"complete\": false, and gflow exits 130 or 143. A second\n"
-    "signal changes nothing (`timeout` and a terminal may send two); a third ends\n"
-    "gflow at once (nothing then appears under a final name).\n";
+enum { CMD_RUN = 1, CMD_VALIDATE = 2, CMD_DAG = 4, CMD_KERNELS = 8, CMD_ALL = 15 };
+enum { CMD_LOADS = CMD_RUN | CMD_VALIDATE | CMD_DAG }; /* the commands that load a FILE */
 
-static const char usage_view[] =
-    "usage: gflow view DIR [options]\n"
-    "\n"
-    "Turns the output files of a run (NAME.dat with its sidecar NAME.dat.json) into\n"
-    "PNG pictures, one per plane, in DIR/view/: a diverging colormap, blue below\n"
-    "zero, white at zero, red above, over a range symmetric about zero.\n"
-    "\n"
-    "  --file NAME         only this output file (default: every one in DIR)\n"
-    "  --planes A:B        planes A to B - 1 (default: all that hold data)\n"
-    "  --every K           every K-th of those planes (default 1)\n"
-    "  --range LO:HI       the colormap's range (default: symmetric, from the data)\n"
-    "  --sheet             also a contact sheet of the pictures (NAME-sheet.png)\n";
+typedef struct cli_command {
+  const char *name;
+  unsigned bit;
+  const char *synopsis; /* after `gflow NAME` */
+  const char *summary;  /* its line in `gflow help` */
+  const char *about;    /* its paragraph in `gflow help NAME`, before the options */
+} cli_command;
 
-static const char usage_validate[] =
-    "usage: gflow validate FILE [--set KEY=VALUE]... [--plugin FILE]...\n"
-    "                      [--lua-memory N] [--lua-instructions N]\n"
-    "\n"
-    "Loads and checks the workflow, plans every step under its schedule (finding\n"
-    "hazards, cycles and out-of-range indices) and prints a summary: tasks per\n"
-    "step, streams, synchronisation, memory per space. Runs nothing.\n";
+static const cli_command commands[] = {
+    {"run", CMD_RUN, "FILE [options]", "load, check and run a workflow",
+     "Loads and checks the workflow, compiles its steps and runs them on a backend.\n"
+     "The output folder is locked for the run, and the outputs' full size is checked\n"
+     "against its free space first (--force skips that check).\n"
+     "SIGINT or SIGTERM stops the run at the next step boundary: the outputs so far\n"
+     "are written, marked \"complete\": false, and gflow exits 130 or 143. A second\n"
+     "signal changes nothing; a third ends gflow at once (nothing then appears\n"
+     "under a final name).\n"},
+    {"validate", CMD_VALIDATE, "FILE [options]",
+     "load and check a workflow, plan every step, print a summary",
+     "Loads and checks the workflow, plans every step under its schedule (finding\n"
+     "hazards, cycles and out-of-range indices) and prints a summary: tasks per\n"
+     "step, streams, synchronisation, memory per space. Runs nothing.\n"},
+    {"dag", CMD_DAG, "FILE [options]", "print one step's task graph (DOT, Mermaid, SVG, PNG)",
+     "Prints the task graph of one step: tasks clustered by stream, edges labelled\n"
+     "with why they exist (after, reads after write, ... and the cells concerned when\n"
+     "not the whole field) and how the schedule enforces them (ordered, event, host\n"
+     "sync). Default step: the first at which the most tasks run. --format svg or\n"
+     "png renders the DOT with Graphviz's `dot`.\n"},
+    {"kernels", CMD_KERNELS, "[options]", "list the kernels and their parameters",
+     "Lists every kernel with its typed parameters, defaults, ranges and help.\n"},
+};
+enum { NCOMMANDS = (int)(sizeof commands / sizeof commands[0]) };
 
-static const char usage_dag[] =
-    "usage: gflow dag FILE [--set KEY=VALUE]... [--step N] [--plugin FILE]...\n"
-    "\n"
-    "Prints the task graph of one step as Graphviz DOT: tasks clustered by stream,\n"
-    "edges labelled with why they exist (after, reads after write, ...) and how the\n"
-    "schedule enforces them (ordered, event, host sync). Default step: the first at\n"
-    "which the most tasks run. Render with: gflow dag FILE | dot -Tsvg > dag.svg\n";
-
-static const char usage_kernels[] =
-    "usage: gflow kernels [--plugin FILE]...\n"
-    "\n"
-    "Lists every kernel with its typed parameters, defaults, ranges and help.\n";
+/* Commands with command lines of their own, for `gflow help`. */
+static const struct {
+  const char *usage, *summary;
+} other_commands[] = {
+    {"view DIR", "pictures (PNG) of the planes of a run's output files"},
+    {"sweep SPEC",
+     "run a workflow over a matrix of --set values (locally or as a\n"
+     "                  Slurm job array)"},
+    {"collect DIR...", "the runs' run.json files below folders as one table"},
+};
 
 typedef struct cli {
-  const char *command;
+  const cli_command *command;
   const char *file;
   gf_override *overrides;
   int noverrides, overrides_cap;
@@ -115,18 +88,30 @@ typedef struct cli {
   int64_t step;
   int quiet;
   int timing;
-  const char *trace;
+  int help;
+  int force;         /* run even when the outputs may not fit */
+  const char *trace; /* --trace FILE */
   int64_t trace_first, trace_end;
-  double progress_s;
-  int argc; /* the whole command line, for run.json */
+  double progress_s;  /* --progress SECONDS */
+  const char *format; /* dag: dot, mermaid, svg, png */
+  int argc;           /* the whole command line, for run.json */
   char **argv;
-  int force;
 } cli;
 
-static gf_status usage_error(const char *usage, const char *fmt, const char *arg) {
-  fprintf(stderr, "gflow: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n%s", usage);
+/* The one way a command line is refused: one line and where to read more.
+ * Returns GF_USAGE (exit 64). */
+static gf_status usage_error(const cli *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static gf_status usage_error(const cli *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("gflow: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  if (c && c->command)
+    fprintf(stderr, "; see 'gflow %s --help'\n", c->command->name);
+  else
+    fputs("; see 'gflow help'\n", stderr);
   return GF_USAGE;
 }
 
@@ -155,160 +140,274 @@ static gf_status add_override(cli *c, char *key, const char *value) {
   return GF_OK;
 }
 
-static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
-  enum {
-    OPT_TIMING = 255,
-    OPT_SET = 256,
-    OPT_BACKEND,
-    OPT_DEVICE,
-    OPT_THREADS,
-    OPT_OUT,
-    OPT_PLUGIN,
-    OPT_STEP,
-    OPT_QUIET,
-    OPT_HELP,
-    OPT_LUA_MEMORY,
-    OPT_LUA_INSTRUCTIONS,
-    OPT_TRACE,
-    OPT_TRACE_STEPS,
-    OPT_PROGRESS,
-    OPT_FORCE
-  };
-  static const struct option options[] = {
-      {"set", required_argument, NULL, OPT_SET},
-      {"backend", required_argument, NULL, OPT_BACKEND},
-      {"device", required_argument, NULL, OPT_DEVICE},
-      {"threads", required_argument, NULL, OPT_THREADS},
-      {"out", required_argument, NULL, OPT_OUT},
-      {"plugin", required_argument, NULL, OPT_PLUGIN},
-      {"step", required_argument, NULL, OPT_STEP},
-      {"quiet", no_argument, NULL, OPT_QUIET},
-      {"help", no_argument, NULL, OPT_HELP},
-      {"timing", no_argument, NULL, OPT_TIMING},
-      {"lua-memory", required_argument, NULL, OPT_LUA_MEMORY},
-      {"lua-instructions", required_argument, NULL, OPT_LUA_INSTRUCTIONS},
-      {"trace", required_argument, NULL, OPT_TRACE},
-      {"trace-steps", required_argument, NULL, OPT_TRACE_STEPS},
-      {"progress", required_argument, NULL, OPT_PROGRESS},
-      {"force", no_argument, NULL, OPT_FORCE},
-      {NULL, 0, NULL, 0}};
-  const char *cmd = c->command;
-  int is_run = strcmp(cmd, "run") == 0, is_dag = strcmp(cmd, "dag") == 0;
-  int takes_file = strcmp(cmd, "kernels") != 0;
-  optind = 2;
-  opterr = 0;
-  int opt;
-  while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-    int64_t v;
-    gf_status st;
-    switch (opt) {
-      case OPT_HELP:
-        fputs(*usage, stdout);
-        exit(0);
-      case OPT_SET: {
-        if (!takes_file) return usage_error(*usage, "'%s' takes no --set", cmd);
-        const char *eq = strchr(optarg, '=');
-        if (!eq || eq == optarg)
-          return usage_error(*usage, "--set needs KEY=VALUE, got '%s'", optarg);
-        st = add_override(c, gf_strndup(optarg, (size_t)(eq - optarg)), eq + 1);
-        if (st != GF_OK) return st;
-        break;
-      }
-      case OPT_LUA_MEMORY:
-      case OPT_LUA_INSTRUCTIONS: {
-        /* One path for a limit: the option becomes an override of the file's
-         * `limits:`, checked (range, message) where the file's would be. */
-        const char *name = opt == OPT_LUA_MEMORY ? "--lua-memory" : "--lua-instructions";
-        if (!takes_file) return usage_error(*usage, "'%s' loads no hooks", cmd);
-        if (!parse_int(optarg, &v) || v < 1) {
-          fprintf(stderr, "gflow: %s takes a positive integer, not '%s'\n%s", name, optarg, *usage);
-          return GF_USAGE;
-        }
-        st = add_override(
-            c, gf_strdup(opt == OPT_LUA_MEMORY ? "limits.lua_memory" : "limits.lua_instructions"),
-            optarg);
-        if (st != GF_OK) return st;
-        break;
-      }
-      case OPT_PLUGIN:
-        if (GF_GROW(c->plugins, c->plugins_cap, c->nplugins + 1) != GF_OK)
-          return cli_out_of_memory();
-        c->plugins[c->nplugins++] = optarg;
-        break;
-      case OPT_BACKEND:
-        if (!is_run) return usage_error(*usage, "--backend is an option of 'run', not '%s'", cmd);
-        if (strcmp(optarg, "auto") && strcmp(optarg, "cpu") && strcmp(optarg, "gpu"))
-          return usage_error(*usage, "--backend must be auto, cpu or gpu, not '%s'", optarg);
-        c->backend = optarg;
-        break;
-      case OPT_DEVICE:
-        if (!is_run || !parse_int(optarg, &v) || v < 0)
-          return usage_error(*usage, "--device takes a GPU index (run only), not '%s'", optarg);
-        c->device = (int)v;
-        break;
-      case OPT_THREADS:
-        if (!is_run || !parse_int(optarg, &v) || v < 1 || v > 4096)
-          return usage_error(*usage, "--threads takes a positive count (run only), not '%s'",
-                             optarg);
-        c->threads = (int)v;
-        break;
-      case OPT_OUT:
-        if (!is_run) return usage_error(*usage, "--out is an option of 'run', not '%s'", cmd);
-        c->out_dir = optarg;
-        break;
-      case OPT_STEP:
-        if (!is_dag || !parse_int(optarg, &v) || v < 0)
-          return usage_error(*usage, "--step takes a step index (dag only), not '%s'", optarg);
-        c->step = v;
-        break;
-      case OPT_TIMING:
-        if (!is_run) return usage_error(*usage, "--timing is an option of 'run', not '%s'", cmd);
-        c->timing = 1;
-        break;
-      case OPT_QUIET:
-        if (!is_run) return usage_error(*usage, "--quiet is an option of 'run', not '%s'", cmd);
-        c->quiet = 1;
-        break;
-      case OPT_TRACE:
-        if (!is_run) return usage_error(*usage, "--trace is an option of 'run', not '%s'", cmd);
-        c->trace = optarg;
-        break;
-      case OPT_PROGRESS: {
-        char *end;
-        double seconds = strtod(optarg, &end);
-        if (!is_run || *end || !(seconds > 0) || seconds > 1e6)
-          return usage_error(*usage, "--progress takes seconds between lines (run only), not '%s'",
-                             optarg);
-        c->progress_s = seconds;
-        break;
-      }
-      case OPT_TRACE_STEPS: {
-        char *colon = strchr(optarg, ':');
-        int64_t a, b;
-        if (!is_run || !colon)
-          return usage_error(*usage, "--trace-steps takes A:B, not '%s'", optarg);
-        *colon = '\0';
-        int ok = parse_int(optarg, &a) && parse_int(colon + 1, &b) && a >= 0 && b > a;
-        *colon = ':';
-        if (!ok)
-          return usage_error(*usage, "--trace-steps takes A:B with 0 <= A < B, not '%s'", optarg);
-        c->trace_first = a;
-        c->trace_end = b;
-        break;
-      }
-      case OPT_FORCE:
-        if (!is_run) return usage_error(*usage, "--force is an option of 'run', not '%s'", cmd);
-        c->force = 1;
-        break;
-      default:
-        return usage_error(*usage, "unknown option '%s'", argv[optind - 1]);
+/* Each option's effect; `arg` is its value (NULL for a flag). A bad value is a
+ * usage_error naming the option. */
+static gf_status opt_set(cli *c, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  if (!eq || eq == arg) return usage_error(c, "--set needs KEY=VALUE, got '%s'", arg);
+  return add_override(c, gf_strndup(arg, (size_t)(eq - arg)), eq + 1);
+}
+
+static gf_status opt_backend(cli *c, const char *arg) {
+  if (strcmp(arg, "auto") && strcmp(arg, "cpu") && strcmp(arg, "gpu"))
+    return usage_error(c, "--backend must be auto, cpu or gpu, not '%s'", arg);
+  c->backend = arg;
+  return GF_OK;
+}
+
+static gf_status opt_device(cli *c, const char *arg) {
+  int64_t v;
+  if (!parse_int(arg, &v) || v < 0 || v > 4096)
+    return usage_error(c, "--device takes a GPU index, not '%s'", arg);
+  c->device = (int)v;
+  return GF_OK;
+}
+
+static gf_status opt_threads(cli *c, const char *arg) {
+  int64_t v;
+  if (!parse_int(arg, &v) || v < 1 || v > 4096)
+    return usage_error(c, "--threads takes a positive count, not '%s'", arg);
+  c->threads = (int)v;
+  return GF_OK;
+}
+
+static gf_status opt_out(cli *c, const char *arg) {
+  c->out_dir = arg;
+  return GF_OK;
+}
+
+static gf_status opt_plugin(cli *c, const char *arg) {
+  if (GF_GROW(c->plugins, c->plugins_cap, c->nplugins + 1) != GF_OK) return cli_out_of_memory();
+  c->plugins[c->nplugins++] = arg;
+  return GF_OK;
+}
+
+static gf_status opt_step(cli *c, const char *arg) {
+  if (!parse_int(arg, &c->step) || c->step < 0)
+    return usage_error(c, "--step takes a step index, not '%s'", arg);
+  return GF_OK;
+}
+
+/* One path for a limit: the option becomes an override of the file's
+ * `limits:`, checked (range, message) where the file's would be. */
+static gf_status lua_limit(cli *c, const char *option, const char *key, const char *arg) {
+  int64_t v;
+  if (!parse_int(arg, &v) || v < 1)
+    return usage_error(c, "%s takes a positive integer, not '%s'", option, arg);
+  return add_override(c, gf_strdup(key), arg);
+}
+
+static gf_status opt_lua_memory(cli *c, const char *arg) {
+  return lua_limit(c, "--lua-memory", "limits.lua_memory", arg);
+}
+
+static gf_status opt_lua_instructions(cli *c, const char *arg) {
+  return lua_limit(c, "--lua-instructions", "limits.lua_instructions", arg);
+}
+
+static gf_status opt_timing(cli *c, const char *arg) {
+  (void)arg;
+  c->timing = 1;
+  return GF_OK;
+}
+
+static gf_status opt_quiet(cli *c, const char *arg) {
+  (void)arg;
+  c->quiet = 1;
+  return GF_OK;
+}
+
+static gf_status opt_force(cli *c, const char *arg) {
+  (void)arg;
+  c->force = 1;
+  return GF_OK;
+}
+
+static gf_status opt_trace(cli *c, const char *arg) {
+  c->trace = arg;
+  return GF_OK;
+}
+
+static gf_status opt_trace_steps(cli *c, const char *arg) {
+  const char *colon = strchr(arg, ':');
+  char first[32];
+  int64_t a, b;
+  if (!colon || colon - arg >= (ptrdiff_t)sizeof first)
+    return usage_error(c, "--trace-steps takes A:B, not '%s'", arg);
+  snprintf(first, sizeof first, "%.*s", (int)(colon - arg), arg);
+  if (!parse_int(first, &a) || !parse_int(colon + 1, &b) || a < 0 || b <= a)
+    return usage_error(c, "--trace-steps takes A:B with 0 <= A < B, not '%s'", arg);
+  c->trace_first = a;
+  c->trace_end = b;
+  return GF_OK;
+}
+
+static gf_status opt_progress(cli *c, const char *arg) {
+  char *end;
+  double seconds = strtod(arg, &end);
+  if (*end || !(seconds > 0) || seconds > 1e6)
+    return usage_error(c, "--progress takes seconds between lines, not '%s'", arg);
+  c->progress_s = seconds;
+  return GF_OK;
+}
+
+static gf_status opt_format(cli *c, const char *arg) {
+  static const char *const formats[] = {"dot", "mermaid", "svg", "png"};
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+    if (strcmp(arg, formats[i]) == 0) {
+      c->format = formats[i];
+      return GF_OK;
+    }
+  return usage_error(c, "--format takes dot, mermaid, svg or png, not '%s'", arg);
+}
+
+static gf_status opt_help(cli *c, const char *arg) {
+  (void)arg;
+  c->help = 1;
+  return GF_OK;
+}
+
+/* Every option of every command: a new option is one entry here. `help` is
+ * its text in `gflow COMMAND --help`; a '\n' in it starts a continuation line. */
+typedef struct cli_option {
+  const char *name;  /* without the leading -- */
+  const char *value; /* how help and messages name its value; NULL: a flag */
+  unsigned commands; /* CMD_* bits of the commands that take it */
+  gf_status (*apply)(cli *c, const char *arg);
+  const char *help;
+} cli_option;
+
+static const cli_option options[] = {
+    {"set", "KEY=VALUE", CMD_LOADS, opt_set,
+     "override a key of the file (repeatable), e.g.\n"
+     "--set grid.shape=[512,512] --set schedule=sync"},
+    {"backend", "NAME", CMD_RUN, opt_backend,
+     "auto (default: the GPU if one answers and every kernel\n"
+     "has a GPU implementation, else the CPU), cpu or gpu"},
+    {"device", "N", CMD_RUN, opt_device,
+     "GPU index (default: SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK or 0)"},
+    {"threads", "N", CMD_RUN, opt_threads,
+     "CPU backend: OpenMP threads per kernel (default: all cores)"},
+    {"out", "DIR", CMD_RUN, opt_out, "output folder (default: out/NAME, NAME the workflow's name)"},
+    {"step", "N", CMD_DAG, opt_step,
+     "the step to draw (default: the first at which most tasks run)"},
+    {"plugin", "FILE", CMD_ALL, opt_plugin, "load a kernel plugin (repeatable)"},
+    {"timing", NULL, CMD_RUN, opt_timing,
+     "GPU backend: measure every task's busy time with events\n"
+     "(the CPU backend always does; on a GPU it adds two events per task)"},
+    {"lua-memory", "N", CMD_LOADS, opt_lua_memory,
+     "bytes a Lua hook state may hold (same as --set limits.lua_memory=N)"},
+    {"lua-instructions", "N", CMD_LOADS, opt_lua_instructions,
+     "instructions per hook call (--set limits.lua_instructions=N)"},
+    {"quiet", NULL, CMD_RUN, opt_quiet, "no banner, no progress and no timing report: only errors"},
+    {"force", NULL, CMD_RUN, opt_force, "run even when the outputs may not fit in the free space"},
+    {"trace", "FILE", CMD_RUN, opt_trace,
+     "write the run's timeline as Chrome trace / Perfetto JSON\n"
+     "(open it in ui.perfetto.dev); on a GPU it implies --timing"},
+    {"trace-steps", "A:B", CMD_RUN, opt_trace_steps,
+     "trace only steps A to B - 1 (default: every step)"},
+    {"progress", "SECONDS", CMD_RUN, opt_progress,
+     "when stderr is not a terminal, a progress line this often\n"
+     "(default 10; on a terminal one line is redrawn)"},
+    {"format", "NAME", CMD_DAG, opt_format,
+     "dot (default), mermaid, or svg / png (rendered by Graphviz)"},
+    {"help", NULL, CMD_ALL, opt_help, "print this help"},
+};
+enum { NOPTIONS = (int)(sizeof options / sizeof options[0]) };
+
+static const cli_command *find_command(const char *name) {
+  for (int i = 0; i < NCOMMANDS; i++)
+    if (strcmp(commands[i].name, name) == 0) return &commands[i];
+  return NULL;
+}
+
+static void print_main_help(FILE *out) {
+  fputs(
+      "usage: gflow COMMAND [options]\n\nRuns GPU simulation workflows described in YAML.\n\n"
+      "commands:\n",
+      out);
+  for (int i = 0; i < NCOMMANDS; i++) {
+    char left[32];
+    snprintf(left, sizeof left, "%s%s", commands[i].name,
+             commands[i].bit & CMD_LOADS ? " FILE" : "");
+    fprintf(out, "  %-16s%s\n", left, commands[i].summary);
+  }
+  for (size_t i = 0; i < sizeof other_commands / sizeof other_commands[0]; i++)
+    fprintf(out, "  %-16s%s\n", other_commands[i].usage, other_commands[i].summary);
+  fputs(
+      "\noptions for every command: --help, --version\n"
+      "`gflow help COMMAND` or `gflow COMMAND --help` describes a command's options.\n",
+      out);
+}
+
+static void print_command_help(const cli_command *cmd, FILE *out) {
+  fprintf(out, "usage: gflow %s %s\n\n%s\noptions:\n", cmd->name, cmd->synopsis, cmd->about);
+  for (int i = 0; i < NOPTIONS; i++) {
+    const cli_option *o = &options[i];
+    if (!(o->commands & cmd->bit)) continue;
+    char left[48];
+    snprintf(left, sizeof left, "--%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
+    /* continuation lines of the help start under its first */
+    const char *h = o->help;
+    fprintf(out, "  %-20s%s", left, strlen(left) < 20 ? "" : "  ");
+    for (;;) {
+      const char *nl = strchr(h, '\n');
+      fprintf(out, "%.*s\n", (int)(nl ? nl - h : (ptrdiff_t)strlen(h)), h);
+      if (!nl) break;
+      h = nl + 1;
+      fprintf(out, "  %-20s", "");
     }
   }
-  if (takes_file) {
-    if (optind >= argc) return usage_error(*usage, "'%s' needs a workflow FILE", cmd);
-    c->file = argv[optind++];
+}
+
+/* argv[2...] of `gflow COMMAND`: options anywhere, `--name value` or
+ * `--name=value`, `--` ends them; names match whole (no abbreviations). */
+static gf_status parse_args(int argc, char **argv, cli *c) {
+  int only_operands = 0;
+  for (int i = 2; i < argc; i++) {
+    const char *arg = argv[i];
+    if (only_operands || arg[0] != '-' || arg[1] == '\0') {
+      if (!(c->command->bit & CMD_LOADS) || c->file)
+        return usage_error(c, "unexpected argument '%s'", arg);
+      c->file = arg;
+      continue;
+    }
+    if (strcmp(arg, "--") == 0) {
+      only_operands = 1;
+      continue;
+    }
+    const char *name = arg + 2, *eq = strchr(arg, '=');
+    size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+    const cli_option *o = NULL;
+    if (strcmp(arg, "-h") == 0) {
+      name = "help";
+      name_len = 4;
+    } else if (arg[1] != '-') {
+      return usage_error(c, "unknown option '%s'", arg);
+    }
+    for (int k = 0; k < NOPTIONS && !o; k++)
+      if (strlen(options[k].name) == name_len && strncmp(options[k].name, name, name_len) == 0)
+        o = &options[k];
+    if (!o) return usage_error(c, "unknown option '%.*s'", (int)(name - arg + name_len), arg);
+    if (!(o->commands & c->command->bit))
+      return usage_error(c, "--%s is not an option of '%s'", o->name, c->command->name);
+    const char *value = NULL;
+    if (o->value) {
+      if (eq)
+        value = eq + 1;
+      else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+        value = argv[++i];
+      if (!value || !*value)
+        return usage_error(c, "option '--%s' needs a value (%s)", o->name, o->value);
+    } else if (eq) {
+      return usage_error(c, "option '--%s' takes no value", o->name);
+    }
+    gf_status st = o->apply(c, value);
+    if (st != GF_OK) return st;
   }
-  if (optind < argc) return usage_error(*usage, "unexpected argument '%s'", argv[optind]);
+  if (c->help) return GF_OK;
+  if ((c->command->bit & CMD_LOADS) && !c->file)
+    return usage_error(c, "'%s' needs a workflow FILE", c->command->name);
   return GF_OK;
 }
 
@@ -370,26 +469,47 @@ static void print_kernels(const gf_registry *registry) {
   }
 }
 
-/* GPU if one answers (auto), else the CPU; a forced backend that cannot run is an error. */
-static gf_status open_backend(const cli *c, gf_diag *diag, gf_backend **out) {
+/* 1 when this gflow was built with a GPU backend (cmake/gpu.cmake): only
+ * then does a kernel's launch_gpu tell anything about the workflow. */
+static int built_with_gpu(void) {
+#ifdef GFLOW_WITH_GPU
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+/* The backend every task of `wf` can run on: the GPU if one answers and every
+ * kernel has a GPU implementation (auto), else the CPU. A forced backend that
+ * cannot run the workflow is an error here, before anything runs. The banner,
+ * `gflow: backend NAME: WHY; DESCRIPTION`, says which and why. */
+static gf_status open_backend(const cli *c, const gf_workflow *wf, gf_diag *diag,
+                              gf_backend **out) {
   /* A GPU times its operations with events only when asked: the trace asks. */
   gf_backend_options options = {
       .device = c->device, .threads = c->threads, .timing = c->timing || c->trace};
   const char *want = c->backend ? c->backend : "auto";
+  char why[512] = "asked for with --backend cpu";
   if (strcmp(want, "cpu") != 0) {
-    char why[512] = "";
-    if (gf_backend_gpu_create(&options, out, why, sizeof why) == GF_OK) {
-      fprintf(stderr, "gflow: backend gpu: %s\n", (*out)->description);
+    const gf_kernel *kernel = NULL;
+    const gf_task *task = built_with_gpu() ? gf_workflow_cpu_only_task(wf, &kernel) : NULL;
+    if (task) {
+      snprintf(why, sizeof why, "kernel %s (task '%s') has no GPU implementation", kernel->name,
+               task->name);
+    } else if (gf_backend_gpu_create(&options, out, why, sizeof why) == GF_OK) {
+      if (!c->quiet)
+        fprintf(stderr, "gflow: backend gpu: %s; %s\n",
+                c->backend ? "asked for with --backend gpu" : "a GPU answered",
+                (*out)->description);
       return GF_OK;
     }
     if (strcmp(want, "gpu") == 0)
       return gf_diag_error(diag, GF_INTERNAL, "--backend gpu cannot run here: %s", why);
-    fprintf(stderr, "gflow: no GPU backend (%s); running on the CPU backend\n", why);
   }
   options.timing = 1; /* a clock read per task: always worth it on the CPU */
   if (gf_backend_cpu_create(&options, out) != GF_OK)
     return gf_oom(diag, "starting the CPU backend"); /* its only failure */
-  fprintf(stderr, "gflow: backend cpu: %s\n", (*out)->description);
+  if (!c->quiet) fprintf(stderr, "gflow: backend cpu: %s; %s\n", why, (*out)->description);
   return GF_OK;
 }
 
@@ -426,8 +546,30 @@ static void catch_stop_signals(void) {
   sigaction(SIGTERM, &action, NULL);
 }
 
+/* `gflow dag`: DOT or Mermaid as written, SVG or PNG through Graphviz's dot. */
+static gf_status write_dag(const cli *c, gf_plan *plan, gf_diag *diag) {
+  const char *format = c->format ? c->format : "dot";
+  if (strcmp(format, "mermaid") == 0)
+    return gf_plan_write_graph(plan, c->step, GF_GRAPH_MERMAID, diag, stdout);
+  if (strcmp(format, "dot") == 0)
+    return gf_plan_write_graph(plan, c->step, GF_GRAPH_DOT, diag, stdout);
+  fflush(stdout);
+  char command[32];
+  snprintf(command, sizeof command, "dot -T%s", format);
+  FILE *dot = popen(command, "w");
+  if (!dot)
+    return gf_diag_error(diag, GF_INTERNAL, "cannot start Graphviz's dot: %s", strerror(errno));
+  gf_status st = gf_plan_write_graph(plan, c->step, GF_GRAPH_DOT, diag, dot);
+  int status = pclose(dot);
+  if (st == GF_OK && status != 0)
+    st = gf_diag_error(
+        diag, GF_INTERNAL,
+        "Graphviz's dot failed (exit %d): is it installed? (apt-get install graphviz)",
+        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return st;
+}
+
 static gf_status run_command(cli *c) {
-  const char *usage = usage_main;
   gf_diag diag;
   gf_diag_init(&diag, NULL, NULL);
   gf_registry *registry = NULL;
@@ -438,19 +580,18 @@ static gf_status run_command(cli *c) {
   gf_backend *backend = NULL;
   gf_status st = open_registry(c, &diag, &registry);
 
-  if (st == GF_OK && strcmp(c->command, "kernels") == 0) {
+  if (st == GF_OK && c->command->bit == CMD_KERNELS) {
     print_kernels(registry);
     gf_registry_free(registry);
     return GF_OK;
   }
-  (void)usage;
   if (st == GF_OK)
     st = gf_workflow_load(c->file, c->overrides, c->noverrides, registry, NULL, &diag, &wf, &eval);
   if (st == GF_OK) {
     gf_diag_init(&diag, wf->path, wf->source);
     st = gf_plan_create(wf, &diag, &plan);
   }
-  if (st == GF_OK && strcmp(c->command, "validate") == 0) {
+  if (st == GF_OK && c->command->bit == CMD_VALIDATE) {
     /* What run would compile, checked the same way. */
     st = gf_program_create(wf, plan, &diag, &program);
     if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
@@ -459,23 +600,22 @@ static gf_status run_command(cli *c) {
       gf_program_write_summary(program, stdout);
     }
   }
-  if (st == GF_OK && strcmp(c->command, "dag") == 0)
-    st = gf_plan_write_graph(plan, c->step, GF_GRAPH_DOT, &diag, stdout);
-  if (st == GF_OK && strcmp(c->command, "run") == 0) {
+  if (st == GF_OK && c->command->bit == CMD_DAG) st = write_dag(c, plan, &diag);
+  if (st == GF_OK && c->command->bit == CMD_RUN) {
     /* Compiled (and so checked) before anything runs: every step up to
      * GF_VALIDATE_MAX_STEPS; the run compiles the rest as it reaches it. */
     st = gf_program_create(wf, plan, &diag, &program);
     if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
-    char *default_out = NULL;
+    char *out_dir = NULL;
     if (st == GF_OK) {
-      if (!c->out_dir && !(default_out = gf_asprintf("out/%s", wf->name)))
+      if (!c->out_dir && !(out_dir = gf_asprintf("out/%s", wf->name)))
         st = gf_oom(&diag, "naming the output folder");
       else if (c->out_dir) /* a template: out/{name}/{grid.shape} (outdir.c) */
-        st = gf_outdir_expand(c->out_dir, wf, &diag, &default_out);
+        st = gf_outdir_expand(c->out_dir, wf, &diag, &out_dir);
     }
-    if (st == GF_OK) st = open_backend(c, &diag, &backend);
+    if (st == GF_OK) st = open_backend(c, wf, &diag, &backend);
     if (st == GF_OK) {
-      gf_run_options options = {.out_dir = default_out,
+      gf_run_options options = {.out_dir = out_dir,
                                 .quiet = c->quiet,
                                 .stop = &stop_signal,
                                 .force = c->force,
@@ -491,7 +631,7 @@ static gf_status run_command(cli *c) {
       catch_stop_signals();
       st = gf_exec_run(wf, program, eval, backend, &options, &diag);
     }
-    free(default_out);
+    free(out_dir);
   }
   if (backend) backend->ops->destroy(backend);
   gf_program_free(program);
@@ -500,6 +640,39 @@ static gf_status run_command(cli *c) {
   gf_workflow_free(wf);
   gf_registry_free(registry);
   return st;
+}
+
+/* `gflow help [COMMAND]`: that command's help, or the commands. */
+static gf_status help_command(int argc, char **argv) {
+  if (argc > 3) return usage_error(NULL, "unexpected argument '%s'", argv[3]);
+  if (argc < 3) {
+    print_main_help(stdout);
+    return GF_OK;
+  }
+  const cli_command *cmd = find_command(argv[2]);
+  if (!cmd) return usage_error(NULL, "unknown command '%s'", argv[2]);
+  print_command_help(cmd, stdout);
+  return GF_OK;
+}
+
+static const char usage_view[] =
+    "usage: gflow view DIR [options]\n"
+    "\n"
+    "Turns the output files of a run (NAME.dat with its sidecar NAME.dat.json) into\n"
+    "PNG pictures, one per plane, in DIR/view/: a diverging colormap, blue below\n"
+    "zero, white at zero, red above, over a range symmetric about zero.\n"
+    "\n"
+    "  --file NAME         only this output file (default: every one in DIR)\n"
+    "  --planes A:B        planes A to B - 1 (default: all that hold data)\n"
+    "  --every K           every K-th of those planes (default 1)\n"
+    "  --range LO:HI       the colormap's range (default: symmetric, from the data)\n"
+    "  --sheet             also a contact sheet of the pictures (NAME-sheet.png)\n";
+
+static gf_status view_usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "gflow: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "; see 'gflow view --help'\n");
+  return GF_USAGE;
 }
 
 /* `gflow view DIR ...`. */
@@ -524,25 +697,25 @@ static int view_command(int argc, char **argv) {
         v.file = optarg;
         break;
       case OPT_PLANES:
-        if (!colon) return usage_error(usage_view, "--planes takes A:B, not '%s'", optarg);
+        if (!colon) return view_usage_error("--planes takes A:B, not '%s'", optarg);
         *colon = '\0';
         if (!parse_int(optarg, &a) || !parse_int(colon + 1, &b) || a < 0 || b <= a) {
           *colon = ':';
-          return usage_error(usage_view, "--planes takes A:B with 0 <= A < B, not '%s'", optarg);
+          return view_usage_error("--planes takes A:B with 0 <= A < B, not '%s'", optarg);
         }
         v.first = a;
         v.end = b;
         break;
       case OPT_EVERY:
         if (!parse_int(optarg, &a) || a < 1)
-          return usage_error(usage_view, "--every takes a count >= 1, not '%s'", optarg);
+          return view_usage_error("--every takes a count >= 1, not '%s'", optarg);
         v.every = a;
         break;
       case OPT_RANGE: {
         char *end;
         v.lo = colon ? strtod(optarg, &end) : 0;
         if (!colon || end != colon || (v.hi = strtod(colon + 1, &end), *end) || !(v.lo < v.hi))
-          return usage_error(usage_view, "--range takes LO:HI with LO < HI, not '%s'", optarg);
+          return view_usage_error("--range takes LO:HI with LO < HI, not '%s'", optarg);
         v.fixed_range = 1;
         break;
       }
@@ -553,10 +726,10 @@ static int view_command(int argc, char **argv) {
         fputs(usage_view, stdout);
         return 0;
       default:
-        return usage_error(usage_view, "unknown option '%s'", argv[optind - 1]);
+        return view_usage_error("unknown option '%s'", argv[optind - 1]);
     }
   }
-  if (optind != argc - 1) return usage_error(usage_view, "'view' needs one output folder%s", "");
+  if (optind != argc - 1) return view_usage_error("'view' needs one output folder%s", "");
   v.dir = argv[optind];
   gf_diag diag;
   gf_diag_init(&diag, NULL, NULL);
@@ -568,14 +741,11 @@ int main(int argc, char **argv) {
    * reports, instead of the signal ending the process without a word. */
   signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) {
-    fputs(usage_main, stderr);
+    print_main_help(stderr);
     return GF_USAGE;
   }
-  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-      strcmp(argv[1], "help") == 0) {
-    fputs(usage_main, stdout);
-    return 0;
-  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)
+    return (int)help_command(argc, argv);
   if (strcmp(argv[1], "--version") == 0) {
     printf("gflow %s (workflow schema 1, kernel ABI %d)\n", GFLOW_VERSION, GF_ABI_VERSION);
     return 0;
@@ -583,26 +753,17 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "view") == 0) return view_command(argc, argv);
   if (strcmp(argv[1], "sweep") == 0) return gf_sweep_main(argc, argv);             /* sweep.c */
   if (strcmp(argv[1], "collect") == 0) return gf_collect_main(argc - 1, argv + 1); /* collect.c */
-  cli c = {.command = argv[1], .device = -1, .step = -1, .trace_end = INT64_MAX};
-  const char *usage = NULL;
-  if (strcmp(c.command, "run") == 0)
-    usage = usage_run;
-  else if (strcmp(c.command, "validate") == 0)
-    usage = usage_validate;
-  else if (strcmp(c.command, "dag") == 0)
-    usage = usage_dag;
-  else if (strcmp(c.command, "kernels") == 0)
-    usage = usage_kernels;
-  else {
-    fprintf(stderr, "gflow: unknown command '%s'\n%s", c.command, usage_main);
-    return GF_USAGE;
-  }
-  /* run.json records the command line as typed; getopt permutes argv */
-  c.argc = argc, c.argv = gf_calloc((size_t)argc + 1, sizeof *c.argv);
-  if (!c.argv) return (int)cli_out_of_memory();
+  cli c = {.command = find_command(argv[1]), .device = -1, .step = -1, .trace_end = INT64_MAX};
+  if (!c.command) return (int)usage_error(NULL, "unknown command '%s'", argv[1]);
+  /* run.json records the command line as typed */
+  c.argc = argc;
+  if (!(c.argv = gf_calloc((size_t)argc + 1, sizeof *c.argv))) return (int)cli_out_of_memory();
   memcpy(c.argv, argv, (size_t)argc * sizeof *argv);
-  gf_status st = parse_args(argc, argv, &c, &usage);
-  if (st == GF_OK) st = run_command(&c);
+  gf_status st = parse_args(argc, argv, &c);
+  if (st == GF_OK && c.help)
+    print_command_help(c.command, stdout);
+  else if (st == GF_OK)
+    st = run_command(&c);
   for (int i = 0; i < c.noverrides; i++) free((char *)c.overrides[i].key);
   free(c.overrides);
   free(c.plugins);

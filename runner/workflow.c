@@ -22,6 +22,7 @@
 #include "load.h"
 #include "registry.h"
 #include "schedule.h"
+#include "task_kernel.h"
 #include "text.h"
 
 #define MAX_TASKS 256
@@ -1893,6 +1894,20 @@ size_t gf_workflow_plane_bytes(const gf_workflow *wf) {
   for (int f = 0; f < wf->nfiles; f++)
     if (wf->files[f].plane_bytes > plane) plane = wf->files[f].plane_bytes;
   return plane;
+}
+
+const gf_task *gf_workflow_cpu_only_task(const gf_workflow *wf, const gf_kernel **kernel) {
+  for (int t = 0; t < wf->ntasks; t++) {
+    const gf_task *task = &wf->tasks[t];
+    if (task->kind != &gf_task_kernel_kind) continue; /* copies, outputs, hooks run anywhere */
+    const gf_kernel_task *k = task->data;
+    if (!k->kernel->launch_gpu) {
+      if (kernel) *kernel = k->kernel;
+      return task;
+    }
+  }
+  if (kernel) *kernel = NULL;
+  return NULL;
 }
 
 /* The staging buffers hold a plane of the largest output each. */

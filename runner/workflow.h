@@ -182,6 +182,12 @@ void gf_field_cell(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS])
 /* Bytes of one output staging buffer: the largest plane of any file (0: none). */
 size_t gf_workflow_plane_bytes(const gf_workflow *wf);
 
+/* The first task that only the CPU backend can run: a kernel task whose kernel
+ * has no GPU implementation (launch_gpu NULL), with that kernel in *kernel
+ * (may be NULL). NULL when every task can run on the GPU backend; copies,
+ * outputs and hooks always can. `--backend auto` asks it to choose. */
+const gf_task *gf_workflow_cpu_only_task(const gf_workflow *wf, const gf_kernel **kernel);
+
 /* The resolved workflow as YAML text (after overrides, parameters evaluated),
  * for the metadata sidecar. Caller frees; NULL when out of memory. */
 char *gf_workflow_resolved_yaml(const gf_workflow *wf);

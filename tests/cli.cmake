@@ -31,3 +31,6 @@ add_test(NAME sweep
 # and its references, an interrupted run's run.json.
 add_test(NAME batch
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/batch.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+# scripts/test.sh's stages: every stage runs, the summary counts for real.
+add_test(NAME test_stages
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/stages.sh ${PROJECT_SOURCE_DIR})

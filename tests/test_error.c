@@ -39,6 +39,98 @@ static void test_located_message(void) {
   fclose(diag.out);
 }
 
+/* The message for a caret at `col` of a line of `len` bytes, all 'a' but an
+ * 'X' at the caret (and a tab at `tab` when >= 0); caller frees. */
+static char *message_on_long_line(size_t len, int col, long tab) {
+  char *text = malloc(len + 16);
+  memcpy(text, "k: 1\n", 5);
+  memset(text + 5, 'a', len);
+  text[5 + col - 1] = 'X';
+  if (tab >= 0) text[5 + tab] = '\t';
+  strcpy(text + 5 + len, "\nz\n");
+  gf_diag diag;
+  gf_diag_init(&diag, "wf.yaml", text);
+  diag.out = tmpfile();
+  gf_diag_at(&diag, (gf_loc){2, col}, GF_INVALID, "here");
+  char *out = contents(diag.out);
+  fclose(diag.out);
+  free(text);
+  return out;
+}
+
+static void test_long_line_window(void) {
+  enum { LEN = 100000 };
+  char *text, *line, *caret;
+
+  /* The middle of a 100,000-column line: 50 columns either side, ... marks. */
+  text = message_on_long_line(LEN, 50001, -1);
+  line = strchr(text, '\n') + 1;
+  caret = strchr(line, '\n') + 1;
+  CHECK(strncmp(text, "gflow: wf.yaml:2:50001: here\n", 29) == 0);
+  CHECK_INT(strchr(line, '\n') - line, 2 + 3 + 100 + 3);
+  CHECK(strncmp(line, "  ...aaaa", 9) == 0);
+  CHECK(strncmp(line + 2 + 3 + 100, "...\n", 4) == 0);
+  CHECK_INT(strchr(caret, '^') - caret, 2 + 3 + 50); /* under the X */
+  CHECK(line[strchr(caret, '^') - caret] == 'X');
+  CHECK_STR(strchr(caret, '^'), "^\n");
+  free(text);
+
+  /* Near the start: no leading mark, the caret where it was. */
+  text = message_on_long_line(LEN, 3, -1);
+  line = strchr(text, '\n') + 1;
+  caret = strchr(line, '\n') + 1;
+  CHECK(strncmp(line, "  aaXaaa", 8) == 0);
+  CHECK_INT(strchr(line, '\n') - line, 2 + 100 + 3);
+  CHECK_STR(caret, "    ^\n");
+  free(text);
+
+  /* At the end: no trailing mark. */
+  text = message_on_long_line(LEN, LEN, -1);
+  line = strchr(text, '\n') + 1;
+  caret = strchr(line, '\n') + 1;
+  CHECK_INT(strchr(line, '\n') - line, 2 + 3 + 100);
+  CHECK(strncmp(line + 2 + 3 + 99, "X\n", 2) == 0);
+  CHECK_INT(strchr(caret, '^') - caret, 2 + 3 + 99);
+  free(text);
+
+  /* Exactly 100 columns: quoted whole. A tab inside the window stays a tab
+   * in the caret line. */
+  text = message_on_long_line(100, 60, 10);
+  line = strchr(text, '\n') + 1;
+  caret = strchr(line, '\n') + 1;
+  CHECK_INT(strchr(line, '\n') - line, 2 + 100);
+  CHECK(strncmp(line, "  aaaaaaaaaa\ta", 13) == 0);
+  CHECK_INT(strchr(caret, '^') - caret, 2 + 59);
+  CHECK(caret[2 + 10] == '\t');
+  free(text);
+
+  /* A line of two-byte characters is never cut inside one. */
+  size_t len = 2 * 50000;
+  char *utf8 = malloc(len + 16);
+  memcpy(utf8, "k: 1\n", 5);
+  for (size_t i = 0; i < len; i += 2) memcpy(utf8 + 5 + i, "\xc3\xa9", 2); /* e acute */
+  strcpy(utf8 + 5 + len, "\n");
+  gf_diag diag;
+  gf_diag_init(&diag, "wf.yaml", utf8);
+  diag.out = tmpfile();
+  gf_diag_at(&diag, (gf_loc){2, 50002}, GF_INVALID, "here");
+  text = contents(diag.out);
+  fclose(diag.out);
+  line = strchr(text, '\n') + 1;
+  CHECK(strncmp(line, "  ...\xc3\xa9", 7) == 0);
+  CHECK(strncmp(strchr(line, '\n') - 5, "\xc3\xa9...", 5) == 0);
+  free(text);
+  free(utf8);
+
+  /* A tab inside the window of a long line. */
+  text = message_on_long_line(LEN, 50001, 50000 - 10);
+  line = strchr(text, '\n') + 1;
+  caret = strchr(line, '\n') + 1;
+  CHECK(caret[2 + 3 + 40] == '\t');
+  CHECK(line[strchr(caret, '^') - caret] == 'X');
+  free(text);
+}
+
 /* ---- one diag, several threads ---------------------------------------- */
 
 enum { THREADS = 8, MESSAGES = 400 };
@@ -125,6 +217,7 @@ static void test_threads_share_a_diag(void) {
 int main(void) {
   RUN(test_status_names);
   RUN(test_located_message);
+  RUN(test_long_line_window);
   RUN(test_threads_share_a_diag);
   return check_summary();
 }

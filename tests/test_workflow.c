@@ -458,6 +458,64 @@ static void test_custom_kernel_args(void) {
   gf_registry_free(registry);
 }
 
+static int toy_launch_gpu(const void *args, void *stream) {
+  (void)args;
+  (void)stream;
+  return 0;
+}
+
+/* --backend auto asks the model which task, if any, only the CPU can run. */
+static void test_cpu_only_task(void) {
+  gf_registry *registry = builtin_registry();
+  const gf_registrar *r = gf_registry_registrar(registry);
+  gf_kernel cpu_only = {
+      .name = "toy", .params = toy_params, .args_size = sizeof(toy_args), .run_cpu = toy_run};
+  gf_kernel both = cpu_only;
+  both.name = "toy_gpu";
+  both.launch_gpu = toy_launch_gpu;
+  CHECK_INT(r->add_kernel(r->ctx, &cpu_only), 0);
+  CHECK_INT(r->add_kernel(r->ctx, &both), 0);
+  static const char *const texts[] = {
+      /* a copy, a kernel with both implementations, then one without a GPU one */
+      "gflow: 1\nname: t\ngrid: {shape: [4]}\nfields: {A: {}, B: {}}\n"
+      "loop:\n  steps: 2\n  tasks:\n    - {name: c, copy: {from: A, to: B}}\n"
+      "    - {name: g, kernel: toy_gpu, args: {in: A}}\n"
+      "    - {name: h, kernel: toy, args: {in: B}}\n",
+      /* every kernel runs on the GPU */
+      "gflow: 1\nname: t\ngrid: {shape: [4]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 2\n  tasks:\n    - {name: g, kernel: toy_gpu, args: {in: A}}\n",
+      /* no kernel at all */
+      "gflow: 1\nname: t\ngrid: {shape: [4]}\nfields: {A: {}, B: {}}\n"
+      "loop:\n  steps: 2\n  tasks:\n    - {name: c, copy: {from: A, to: B}}\n",
+  };
+  const char *want[] = {"h", NULL, NULL};
+  for (int i = 0; i < 3; i++) {
+    gf_diag diag;
+    gf_diag_init(&diag, NULL, NULL);
+    diag.out = quiet();
+    gf_workflow *wf = NULL;
+    CHECK_INT(gf_workflow_load_text("toy.yaml", texts[i], strlen(texts[i]), NULL, 0, registry, NULL,
+                                    &diag, &wf, NULL),
+              GF_OK);
+    if (!wf) {
+      fprintf(stderr, "case %d: %s\n", i, diag.last);
+      continue;
+    }
+    const gf_kernel *kernel = &both;
+    const gf_task *task = gf_workflow_cpu_only_task(wf, &kernel);
+    if (want[i]) {
+      CHECK(task && strcmp(task->name, want[i]) == 0);
+      CHECK(kernel == &cpu_only);
+    } else {
+      CHECK(task == NULL);
+      CHECK(kernel == NULL);
+    }
+    CHECK(gf_workflow_cpu_only_task(wf, NULL) == task);
+    gf_workflow_free(wf);
+  }
+  gf_registry_free(registry);
+}
+
 static void test_unreadable_file(void) {
   gf_diag diag;
   gf_workflow *wf = NULL;
@@ -769,6 +827,7 @@ int main(void) {
   RUN(test_override_errors);
   RUN(test_registry);
   RUN(test_custom_kernel_args);
+  RUN(test_cpu_only_task);
   RUN(test_unreadable_file);
   RUN(test_bad_corpus);
   RUN(test_good_corpus);

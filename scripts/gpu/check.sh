@@ -74,10 +74,15 @@ echo "   $(echo "$err" | grep -m1 'does not fit')"
 [ ! -e "$tmp/oom/array_out.dat" ] && pass || fail "a failed run left array_out.dat"
 plugin=$(dirname "$bin")/plugins/gflow_heat2d.so
 if [ -f "$plugin" ]; then
+  # auto takes the CPU and says why; forced gpu is refused before anything runs.
+  expect_exit 0 "auto with a kernel without a GPU implementation" -- "$gflow" run plugins/heat2d.yaml \
+    --plugin "$plugin" --out "$tmp/heat-auto"
+  expect_contains "$err" "gflow: backend cpu: kernel heat2d (task 'diffuse') has no GPU implementation; CPU backend:" "auto says why it takes the CPU"
   expect_exit 70 "a kernel without a GPU implementation" -- "$gflow" run plugins/heat2d.yaml \
     --plugin "$plugin" --backend gpu --out "$tmp/heat"
-  expect_contains "$err" "kernel launch failed: task 'diffuse', stream compute, step 0:" "launch failure names task, stream, step"
-  echo "   $(echo "$err" | grep -m1 'launch failed')"
+  expect_contains "$err" "gflow: --backend gpu cannot run here: kernel heat2d (task 'diffuse') has no GPU implementation" "forced gpu names the kernel"
+  [ ! -e "$tmp/heat" ] && pass || fail "forced gpu with heat2d created its output folder"
+  echo "   $(echo "$err" | head -1)"
 fi
 expect_exit 70 "a device that does not exist" -- "$gflow" run workflows/wave2d.yaml --backend gpu --device 99 --out "$tmp/nodev"
 echo "   $(echo "$err" | head -1)"

@@ -17,12 +17,44 @@ expect_exit 64 "unknown command" -- "$gflow" bogus
 expect_contains "$err" "gflow: unknown command 'bogus'" "unknown command"
 expect_exit 64 "run without a file" -- "$gflow" run
 expect_contains "$err" "gflow: 'run' needs a workflow FILE" "run without a file"
-expect_exit 64 "unknown option" -- "$gflow" validate "$wave" --frob
-expect_contains "$err" "gflow: unknown option '--frob'" "unknown option"
 expect_exit 64 "bad backend" -- "$gflow" run "$wave" --backend tpu
 expect_contains "$err" "gflow: --backend must be auto, cpu or gpu, not 'tpu'" "bad backend"
 expect_exit 0 "run --help" -- "$gflow" run --help
 expect_contains "$out" "--set KEY=VALUE" "run --help"
+
+# Usage errors: exit 64, one line and where to read more, never the whole usage.
+expect_equal() { if [ "$1" = "$2" ]; then pass; else fail "$3: got '$1', expected '$2'"; fi; }
+expect_exit 64 "--set without a value" -- "$gflow" run "$wave" --set
+expect_equal "$err" "gflow: option '--set' needs a value (KEY=VALUE); see 'gflow run --help'" "--set without a value"
+expect_exit 64 "--out without a value" -- "$gflow" run "$wave" --out --quiet
+expect_equal "$err" "gflow: option '--out' needs a value (DIR); see 'gflow run --help'" "--out followed by an option"
+expect_exit 64 "unknown option, one line" -- "$gflow" validate "$wave" --frob
+expect_equal "$err" "gflow: unknown option '--frob'; see 'gflow validate --help'" "unknown option, one line"
+expect_exit 64 "unknown command, one line" -- "$gflow" bogus
+expect_equal "$err" "gflow: unknown command 'bogus'; see 'gflow help'" "unknown command, one line"
+expect_exit 64 "option of another command" -- "$gflow" validate "$wave" --step 3
+expect_equal "$err" "gflow: --step is not an option of 'validate'; see 'gflow validate --help'" "option of another command"
+expect_exit 64 "flag with a value" -- "$gflow" run "$wave" --quiet=yes
+expect_equal "$err" "gflow: option '--quiet' takes no value; see 'gflow run --help'" "flag with a value"
+expect_exit 64 "bad --threads" -- "$gflow" run "$wave" --threads 0
+expect_equal "$err" "gflow: --threads takes a positive count, not '0'; see 'gflow run --help'" "bad --threads"
+expect_exit 64 "second FILE" -- "$gflow" run "$wave" "$wave"
+expect_equal "$err" "gflow: unexpected argument '$wave'; see 'gflow run --help'" "second FILE"
+expect_exit 0 "--set=KEY=VALUE" -- "$gflow" validate "$wave" --set=schedule=auto
+expect_contains "$out" "schedule auto" "--set=KEY=VALUE"
+
+# help COMMAND is that command's help
+for cmd in run validate dag kernels; do
+  expect_exit 0 "help $cmd" -- "$gflow" help $cmd
+  expect_contains "$out" "usage: gflow $cmd " "help $cmd"
+  [ "$out" = "$("$gflow" $cmd --help)" ] && pass || fail "'gflow help $cmd' differs from 'gflow $cmd --help'"
+done
+expect_contains "$("$gflow" help dag)" "--step N" "help dag lists --step"
+printf '%s' "$("$gflow" help validate)" | grep -qF -- "--backend" && fail "help validate lists run's --backend" || pass
+expect_exit 0 "help" -- "$gflow" help
+expect_contains "$out" "usage: gflow COMMAND" "help"
+expect_exit 64 "help bogus" -- "$gflow" help bogus
+expect_equal "$err" "gflow: unknown command 'bogus'; see 'gflow help'" "help bogus"
 expect_exit 66 "missing file" -- "$gflow" validate "$tmp/none.yaml"
 expect_contains "$err" "gflow: cannot read $tmp/none.yaml: No such file or directory" "missing file"
 
@@ -50,13 +82,28 @@ for f in "$repo"/tests/bad/*.yaml "$repo"/tests/bad_plan/*.yaml; do
   loc=$(printf '%s' "$expected" | sed -E 's/^[^:]+:([0-9]+):([0-9]+):.*/\1 \2/')
   line=${loc% *} col=${loc#* }
   if [ "$line" != "$expected" ] && [ "$line" -ge 1 ] 2>/dev/null; then
-    want_src="  $(sed -n "${line}p" "$f")"
+    file_line=$(sed -n "${line}p" "$f")
     src=$(sed -n 2p "$tmp/stderr")
     caret=$(sed -n 3p "$tmp/stderr")
-    if [ "$src" != "$want_src" ]; then fail "$rel: source line '$src', expected '$want_src'"; continue; fi
-    if [ "${#caret}" -ne $((col + 2)) ] || [ "${caret: -1}" != "^" ]; then
-      fail "$rel: caret line '$caret' does not point at column $col"
-      continue
+    if [ "${#file_line}" -le 100 ]; then
+      if [ "$src" != "  $file_line" ]; then fail "$rel: source line '$src', expected '  $file_line'"; continue; fi
+      if [ "${#caret}" -ne $((col + 2)) ] || [ "${caret: -1}" != "^" ]; then
+        fail "$rel: caret line '$caret' does not point at column $col"
+        continue
+      fi
+    else
+      # A long line: 100 columns of it around the caret, `...` where it is cut,
+      # the caret under the same character.
+      at=$((${#caret} - 1))
+      if [ "${#src}" -gt $((2 + 3 + 100 + 3)) ] || [[ "$src" != "  ..."* && "$src" != *"..." ]]; then
+        fail "$rel: a line of ${#file_line} characters quoted as '$src'"
+        continue
+      fi
+      if [ "${caret: -1}" != "^" ] || [ "${src:at:1}" != "${file_line:col-1:1}" ] ||
+        [ "${src:at-20:41}" != "${file_line:col-21:41}" ]; then
+        fail "$rel: caret line '$caret' is not under column $col of '$src'"
+        continue
+      fi
     fi
   fi
   pass
@@ -85,6 +132,28 @@ expect_contains "$out" "amplitude  real" "kernels lists parameters"
 # backends and outputs
 expect_exit 70 "forced gpu" -- "$gflow" run "$wave" --backend gpu
 expect_contains "$err" "gflow: --backend gpu cannot run here:" "forced gpu says why"
+# The banner says which backend and why; --quiet prints neither it nor the report.
+nogpu="gflow was built without GPU support (configure with -DGFLOW_GPU=CUDA or HIP)"
+expect_exit 0 "backend cpu banner" -- "$gflow" run "$wave" --backend cpu --set loop.steps=2 --out "$tmp/b1"
+expect_contains "$(printf '%s' "$err" | head -1)" "gflow: backend cpu: asked for with --backend cpu; CPU backend: " "forced cpu banner"
+expect_exit 0 "quiet run" -- "$gflow" run "$wave" --set loop.steps=2 --out "$tmp/b2" --quiet
+expect_equal "$err" "" "--quiet prints nothing"
+plugin=$(dirname "$gflow")/plugins/gflow_heat2d.so
+if "$gflow" run "$wave" --backend gpu 2>&1 | grep -qF "$nogpu"; then
+  # Built without GPU support: auto takes the CPU and says why, with a
+  # CPU-only plugin kernel too; forced gpu fails before anything runs.
+  expect_exit 0 "auto without GPU support" -- "$gflow" run "$wave" --set loop.steps=2 --out "$tmp/b3"
+  expect_contains "$(printf '%s' "$err" | head -1)" "gflow: backend cpu: $nogpu; CPU backend: " "auto banner"
+  if [ -f "$plugin" ]; then
+    expect_exit 0 "auto with a CPU-only kernel" -- "$gflow" run "$repo/plugins/heat2d.yaml" --plugin "$plugin" --out "$tmp/h1"
+    expect_contains "$(printf '%s' "$err" | head -1)" "gflow: backend cpu: $nogpu; CPU backend: " "auto banner, heat2d"
+    expect_exit 70 "gpu with a CPU-only kernel" -- "$gflow" run "$repo/plugins/heat2d.yaml" --plugin "$plugin" --backend gpu --out "$tmp/h2"
+    expect_equal "$err" "gflow: --backend gpu cannot run here: $nogpu" "forced gpu, heat2d"
+    [ ! -e "$tmp/h2" ] && pass || fail "forced gpu with heat2d created its output folder"
+  else
+    fail "$plugin not built"
+  fi
+fi
 touch "$tmp/file"
 expect_exit 73 "unwritable output folder" -- "$gflow" run "$wave" --backend cpu --set loop.steps=4 --out "$tmp/file/sub"
 expect_contains "$err" "cannot create output folder $tmp/file/sub: Not a directory" "unwritable output folder"

@@ -76,6 +76,17 @@ check "$tmp/all.json" 0 64 && pass || fail "trace of every step"
 expect_exit 64 "a bad step range" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/r" --trace "$tmp/x.json" --trace-steps 9:3
 expect_contains "$err" "--trace-steps takes A:B with 0 <= A < B, not '9:3'" "the range message"
 
+# the graph in other formats
+auto=(--set schedule=auto --set 'loop.tasks.0.after=[]' --set 'loop.tasks.1.after=[]' --step 10)
+expect_exit 0 "dag as Mermaid" -- "$gflow" dag "$wave" "${auto[@]}" --format mermaid
+expect_contains "$out" "flowchart LR" "a Mermaid flowchart"
+expect_contains "$out" 't1_3 -.->|"writes after read U[2:254, 2:254] (event)"| t0_0' "a Mermaid edge with its cells"
+[ "$(printf '%s\n' "$out" | grep -c '^  t0_2\["step@n-2"\]$')" -eq 1 ] && pass || fail "an earlier step's node drawn twice"
+expect_exit 0 "dag as SVG" -- "$gflow" dag "$wave" --format svg
+expect_contains "$out" "<svg" "an SVG picture"
+expect_exit 64 "an unknown format" -- "$gflow" dag "$wave" --format gif
+expect_contains "$err" "--format takes dot, mermaid, svg or png, not 'gif'" "the format message"
+
 # progress without a terminal: timestamped lines with rising steps, then the report
 expect_exit 0 "progress lines" -- "$gflow" run "$wave" --set params.nt=400 --backend cpu --out "$tmp/g" --progress 0.01
 lines=$(printf '%s\n' "$err" | grep -E '^gflow: [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} wave2d: step [0-9]+ of 400 \([0-9.]+%\), t = [0-9.e-]+, [0-9.e+-]+ GPts/s, .* to go, .* written$')

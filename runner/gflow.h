@@ -60,7 +60,8 @@ typedef struct gf_param {
   size_t offset;    /* where the value goes in the kernel's argument struct */
   int required;     /* 1: the workflow must give it */
   double def;       /* default for scalars and indices */
-  double min, max;  /* accepted range for scalars (checked when constant) */
+  double min, max;  /* accepted range for scalars (checked when constant);
+                     * min == max == 0, or min > max: no range */
   const char *help;
 } gf_param;
 
@@ -98,6 +99,11 @@ typedef struct gf_plugin {
 } gf_plugin;
 
 #define GF_PLUGIN_SYMBOL "gflow_plugin"
+
+/* 1 when a scalar parameter's table gives a range to check ([min, max]). */
+static inline int gf_param_has_range(const gf_param *param) {
+  return !(param->min == 0 && param->max == 0) && param->min <= param->max;
+}
 
 /* Element size of a dtype in bytes. */
 static inline size_t gf_dtype_size(gf_dtype dtype) {

@@ -286,7 +286,7 @@ static void print_kernels(const gf_registry *registry) {
       } else {
         snprintf(detail, sizeof detail, "default %g", p->def);
       }
-      if ((p->type == GF_PARAM_REAL || p->type == GF_PARAM_INT) &&
+      if ((p->type == GF_PARAM_REAL || p->type == GF_PARAM_INT) && gf_param_has_range(p) &&
           (p->min > -1e300 || p->max < 1e300)) {
         size_t len = strlen(detail);
         snprintf(detail + len, sizeof detail - len, ", range [%g, %g]", p->min, p->max);

@@ -80,7 +80,7 @@ static gf_status load_scalar_arg(loader *ld, const gf_kernel *kernel, gf_kernel_
   if (param->type == GF_PARAM_INT && v != floor(v))
     return gf_load_fail(ld, node, "argument '%s' of %s must be an integer, got %.17g", param->name,
                         kernel->name, v);
-  if (v < param->min || v > param->max)
+  if (gf_param_has_range(param) && (v < param->min || v > param->max))
     return gf_load_fail(ld, node, "argument '%s' of %s must be between %g and %g, got %.17g",
                         param->name, kernel->name, param->min, param->max, v);
   return GF_OK;

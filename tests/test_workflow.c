@@ -360,6 +360,8 @@ static void test_override_errors(void) {
 typedef struct toy_args {
   gf_array in;
   double scale;
+  int64_t count; /* no range: min == max == 0 */
+  double bias;   /* no range: min > max */
 } toy_args;
 static void toy_run(const void *args) {
   (void)args;
@@ -367,6 +369,8 @@ static void toy_run(const void *args) {
 static const gf_param toy_params[] = {
     {"in", GF_PARAM_ARRAY, GF_ACCESS_READ, 1u << GF_F32, offsetof(toy_args, in), 1, 0, 0, 0, ""},
     {"scale", GF_PARAM_REAL, GF_ACCESS_NONE, 0, offsetof(toy_args, scale), 0, 1, 0, 10, ""},
+    {"count", GF_PARAM_INT, GF_ACCESS_NONE, 0, offsetof(toy_args, count), 0, 0, 0, 0, ""},
+    {"bias", GF_PARAM_REAL, GF_ACCESS_NONE, 0, offsetof(toy_args, bias), 0, 0, 1, -1, ""},
     {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
 };
 static const gf_param toy_params_dup[] = {
@@ -454,6 +458,23 @@ static void test_custom_kernel_args(void) {
                                   &diag, &wf, NULL),
             GF_INVALID);
   CHECK_STR(diag.last, "toy.yaml:8:51: argument 'scale' of toy must be between 0 and 10, got 11");
+  /* A parameter whose table gives no range (min == max == 0, or min > max)
+   * takes any finite value; it once read "must be between 0 and 0, got 1". */
+  static const char no_range[] =
+      "gflow: 1\nname: toy\ngrid: {shape: [4]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 2\n  tasks:\n    - {name: t, kernel: toy, args: {in: A, count: 1, bias: "
+      "-7.5}}\n";
+  CHECK_INT(gf_workflow_load_text("toy.yaml", no_range, sizeof no_range - 1, NULL, 0, registry,
+                                  NULL, &diag, &wf, NULL),
+            GF_OK);
+  if (wf) {
+    const gf_kernel_arg *count = arg_named(&wf->tasks[0], "count");
+    const gf_kernel_arg *bias = arg_named(&wf->tasks[0], "bias");
+    CHECK(count && bias && eval_at(count->value, 0) == 1.0 && eval_at(bias->value, 0) == -7.5);
+    gf_workflow_free(wf);
+  }
+  CHECK(gf_param_has_range(&toy_params[1]));
+  CHECK(!gf_param_has_range(&toy_params[2]) && !gf_param_has_range(&toy_params[3]));
   CHECK(diag.origin == NULL); /* the caller's diag is left as it was */
   gf_registry_free(registry);
 }

@@ -86,6 +86,18 @@ static gf_status load_scalar_arg(loader *ld, const gf_kernel *kernel, gf_kernel_
   return GF_OK;
 }
 
+/* A cell index the kernel will be handed, checked against the grid here so
+ * that a kernel whose check() forgets cannot write outside a field. */
+static gf_status check_index(loader *ld, yaml_node_t *node, const gf_kernel *kernel,
+                             const gf_kernel_arg *arg, int d, const char *what) {
+  const gf_workflow *wf = gf_load_workflow(ld);
+  int64_t i = arg->index[d];
+  if (i >= 0 && i < wf->shape[d]) return GF_OK;
+  return gf_load_fail(
+      ld, node, "%sargument '%s' of %s: index %lld is outside the grid (0..%lld) on axis %d", what,
+      arg->param->name, kernel->name, (long long)i, (long long)(wf->shape[d] - 1), d);
+}
+
 static gf_status load_index_arg(loader *ld, const gf_kernel *kernel, gf_kernel_arg *arg,
                                 yaml_node_t *node) {
   int ndim = gf_load_workflow(ld)->ndim;
@@ -96,9 +108,9 @@ static gf_status load_index_arg(loader *ld, const gf_kernel *kernel, gf_kernel_a
     return gf_load_fail(ld, node, "argument '%s' of %s needs %d entr%s (one per grid axis), got %d",
                         arg->param->name, kernel->name, ndim, ndim == 1 ? "y" : "ies", count);
   for (int d = 0; d < count; d++) {
-    gf_status status = gf_load_integer(ld, gf_load_node(ld, node->data.sequence.items.start[d]),
-                                       GF_NAMES_PARAMS | GF_NAMES_GRID, &arg->index[d]);
-    if (status) return status;
+    yaml_node_t *item = gf_load_node(ld, node->data.sequence.items.start[d]);
+    gf_status status = gf_load_integer(ld, item, GF_NAMES_PARAMS | GF_NAMES_GRID, &arg->index[d]);
+    if (status || (status = check_index(ld, item, kernel, arg, d, ""))) return status;
   }
   return GF_OK;
 }
@@ -247,8 +259,10 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
           gf_load_fail(ld, task_node, "kernel %s: optional array parameter '%s' is not supported",
                        kernel->name, param->name);
     } else if (param->type == GF_PARAM_INDEX) {
-      for (int d = 0; d < wf->ndim; d++)
+      for (int d = 0; !status && d < wf->ndim; d++) {
         arg->index[d] = param->def == GF_INDEX_CENTER ? wf->shape[d] / 2 : (int64_t)param->def;
+        status = check_index(ld, task_node, kernel, arg, d, "the default of ");
+      }
     } else {
       char text[64];
       snprintf(text, sizeof text, "%.17g", param->def);

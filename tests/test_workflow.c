@@ -479,6 +479,93 @@ static void test_custom_kernel_args(void) {
   gf_registry_free(registry);
 }
 
+/* A plugin-style 3-D kernel with a cell index and a check() that checks
+ * nothing: the loader alone keeps the index inside the grid. */
+typedef struct probe_args {
+  gf_array out;
+  int64_t at[GF_MAX_DIMS];
+} probe_args;
+static void probe_run(const void *args) {
+  const probe_args *a = args;
+  float *out = a->out.data;
+  out[(a->at[0] * a->out.shape[1] + a->at[1]) * a->out.shape[2] + a->at[2]] = 1.0f;
+}
+static int probe_check(const void *args, char *why, size_t why_size) {
+  (void)args, (void)why, (void)why_size;
+  return 0; /* forgets to check `at` */
+}
+static const gf_param probe_params[] = {
+    {"out", GF_PARAM_ARRAY, GF_ACCESS_WRITE, 1u << GF_F32, offsetof(probe_args, out), 1, 0, 0, 0,
+     ""},
+    {"at", GF_PARAM_INDEX, GF_ACCESS_NONE, 0, offsetof(probe_args, at), 0, 6, 0, 0, ""},
+    {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+};
+
+static void test_index_outside_grid(void) {
+  gf_registry *registry = builtin_registry();
+  const gf_registrar *r = gf_registry_registrar(registry);
+  gf_kernel probe = {.name = "probe",
+                     .params = probe_params,
+                     .args_size = sizeof(probe_args),
+                     .check = probe_check,
+                     .run_cpu = probe_run};
+  CHECK_INT(r->add_kernel(r->ctx, &probe), 0);
+  gf_diag diag;
+  gf_diag_init(&diag, NULL, NULL);
+  diag.out = quiet();
+  gf_workflow *wf = NULL;
+  static const char far[] =
+      "gflow: 1\nname: p\ngrid: {shape: [8, 8, 8]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 1\n  tasks:\n    - {name: t, kernel: probe, args: {out: A, at: [5000, 0, "
+      "0]}}\n";
+  CHECK_INT(gf_workflow_load_text("p.yaml", far, sizeof far - 1, NULL, 0, registry, NULL, &diag,
+                                  &wf, NULL),
+            GF_INVALID);
+  CHECK_STR(diag.last,
+            "p.yaml:8:52: argument 'at' of probe: index 5000 is outside the grid (0..7) on axis 0");
+  static const char negative[] =
+      "gflow: 1\nname: p\ngrid: {shape: [8, 8, 8]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 1\n  tasks:\n    - {name: t, kernel: probe, args: {out: A, at: [0, 0, "
+      "-1]}}\n";
+  CHECK_INT(gf_workflow_load_text("p.yaml", negative, sizeof negative - 1, NULL, 0, registry, NULL,
+                                  &diag, &wf, NULL),
+            GF_INVALID);
+  CHECK_STR(diag.last,
+            "p.yaml:8:58: argument 'at' of probe: index -1 is outside the grid (0..7) on axis 2");
+  /* The table's default cell, 6, is checked against each grid too. */
+  static const char small[] =
+      "gflow: 1\nname: p\ngrid: {shape: [8, 4, 8]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 1\n  tasks:\n    - {name: t, kernel: probe, args: {out: A}}\n";
+  CHECK_INT(gf_workflow_load_text("p.yaml", small, sizeof small - 1, NULL, 0, registry, NULL, &diag,
+                                  &wf, NULL),
+            GF_INVALID);
+  CHECK_STR(diag.last,
+            "p.yaml:8:7: the default of argument 'at' of probe: index 6 is outside the "
+            "grid (0..3) on axis 1");
+  static const char fits[] =
+      "gflow: 1\nname: p\ngrid: {shape: [8, 8, 8]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 1\n  tasks:\n    - {name: t, kernel: probe, args: {out: A, at: [7, 0, "
+      "7]}}\n";
+  CHECK_INT(gf_workflow_load_text("p.yaml", fits, sizeof fits - 1, NULL, 0, registry, NULL, &diag,
+                                  &wf, NULL),
+            GF_OK);
+  gf_workflow_free(wf);
+  /* A default that is no cell at all is the table's mistake. */
+  static const gf_param bad_default[] = {
+      {"out", GF_PARAM_ARRAY, GF_ACCESS_WRITE, 1u << GF_F32, offsetof(probe_args, out), 1, 0, 0, 0,
+       ""},
+      {"at", GF_PARAM_INDEX, GF_ACCESS_NONE, 0, offsetof(probe_args, at), 0, -3, 0, 0, ""},
+      {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+  };
+  gf_kernel bad = probe;
+  bad.name = "probe2";
+  bad.params = bad_default;
+  gf_registry_set_diag(registry, &diag);
+  CHECK_INT(r->add_kernel(r->ctx, &bad), 1);
+  CHECK_STR(diag.last, "kernel probe2 parameter 'at' has default -3, which is not a cell index");
+  gf_registry_free(registry);
+}
+
 static void test_unreadable_file(void) {
   gf_diag diag;
   gf_workflow *wf = NULL;
@@ -790,6 +877,7 @@ int main(void) {
   RUN(test_override_errors);
   RUN(test_registry);
   RUN(test_custom_kernel_args);
+  RUN(test_index_outside_grid);
   RUN(test_unreadable_file);
   RUN(test_bad_corpus);
   RUN(test_good_corpus);

@@ -47,6 +47,10 @@ typedef enum gf_access {
   /* With WRITE: the kernel writes only cells at least `halo` from each edge
    * of the grid, so work on the halo strips need not wait for it. */
   GF_ACCESS_INTERIOR = 4,
+  /* The kernel is correct when this argument is the same field instance as
+   * another argument of the call (it reads each cell before writing it, or
+   * writes what it read). Without it the planner refuses such a call. */
+  GF_ACCESS_IN_PLACE = 8,
 } gf_access;
 
 /* Sentinel default of a GF_PARAM_INDEX parameter: the grid's centre cell. */

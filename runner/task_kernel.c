@@ -127,6 +127,7 @@ static gf_status load_array_arg(loader *ld, const gf_kernel *kernel, gf_task *ta
   decl->region = (arg->param->access & GF_ACCESS_INTERIOR) ? gf_region_interior(wf, ref.field)
                                                            : gf_region_whole(wf, ref.field);
   decl->what = arg->param->name;
+  decl->in_place = (arg->param->access & GF_ACCESS_IN_PLACE) != 0;
   const gf_field *field = &wf->fields[ref.field];
   if (!(arg->param->dtypes & (1u << field->dtype))) {
     char accepted[16] = "";

@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GF_ABI_VERSION 1
+#define GF_ABI_VERSION 2 /* 2: gf_array.max_abs, gf_kernel.stable */
 #define GF_MAX_DIMS 3
 #define GF_MAX_KERNEL_ARGS_SIZE 512 /* bytes of one kernel's argument struct */
 
@@ -30,6 +30,10 @@ typedef struct gf_array {
   int64_t shape[GF_MAX_DIMS];  /* unused trailing dims are 1 */
   double spacing[GF_MAX_DIMS]; /* grid spacing along each axis */
   int halo;                    /* cells at each edge the kernel must not write */
+  /* For stable() at load time: the largest |value| of the field's initial
+   * contents when its `init:` is a constant (the velocity of a uniform
+   * medium), else NAN. Always NAN at launch. */
+  double max_abs;
 } gf_array;
 
 typedef enum gf_param_type {
@@ -86,6 +90,12 @@ typedef struct gf_kernel {
   /* Enqueues on a HIP stream (hipStream_t passed as void *); returns the
    * hipError_t of the launch as an int. NULL when gflow is built without GPU. */
   int (*launch_gpu)(const void *args, void *stream);
+  /* Optional (NULL: no condition). Judges the argument struct as check()
+   * sees it at load time (a scalar that changes per step reads 0) against
+   * the scheme's stability condition; writes a one-line reason and returns
+   * non-zero when the call is unstable. `gflow run` then refuses the
+   * workflow unless --allow-unstable is given; `gflow validate` notes it. */
+  int (*stable)(const void *args, char *why, size_t why_size);
 } gf_kernel;
 
 typedef struct gf_registrar {

@@ -46,6 +46,7 @@ static const char usage_run[] =
     "  --lua-memory N      bytes a Lua hook state may hold (same as --set limits.lua_memory=N)\n"
     "  --lua-instructions N  instructions per hook call (--set limits.lua_instructions=N)\n"
     "  --quiet             no timing report\n"
+    "  --allow-unstable    run kernel calls that fail their stability condition (CFL)\n"
     "\n"
     "SIGINT or SIGTERM stops the run at the next step boundary: the outputs so far\n"
     "are written, marked \"complete\": false, and gflow exits 130 or 143. A second\n"
@@ -86,6 +87,7 @@ typedef struct cli {
   int64_t step;
   int quiet;
   int timing;
+  int allow_unstable; /* --allow-unstable */
 } cli;
 
 static gf_status usage_error(const char *usage, const char *fmt, const char *arg) {
@@ -133,7 +135,8 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
     OPT_QUIET,
     OPT_HELP,
     OPT_LUA_MEMORY,
-    OPT_LUA_INSTRUCTIONS
+    OPT_LUA_INSTRUCTIONS,
+    OPT_ALLOW_UNSTABLE
   };
   static const struct option options[] = {
       {"set", required_argument, NULL, OPT_SET},
@@ -148,6 +151,7 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
       {"timing", no_argument, NULL, OPT_TIMING},
       {"lua-memory", required_argument, NULL, OPT_LUA_MEMORY},
       {"lua-instructions", required_argument, NULL, OPT_LUA_INSTRUCTIONS},
+      {"allow-unstable", no_argument, NULL, OPT_ALLOW_UNSTABLE},
       {NULL, 0, NULL, 0}};
   const char *cmd = c->command;
   int is_run = strcmp(cmd, "run") == 0, is_dag = strcmp(cmd, "dag") == 0;
@@ -221,6 +225,11 @@ static gf_status parse_args(int argc, char **argv, cli *c, const char **usage) {
       case OPT_TIMING:
         if (!is_run) return usage_error(*usage, "--timing is an option of 'run', not '%s'", cmd);
         c->timing = 1;
+        break;
+      case OPT_ALLOW_UNSTABLE:
+        if (!is_run)
+          return usage_error(*usage, "--allow-unstable is an option of 'run', not '%s'", cmd);
+        c->allow_unstable = 1;
         break;
       case OPT_QUIET:
         if (!is_run) return usage_error(*usage, "--quiet is an option of 'run', not '%s'", cmd);
@@ -362,7 +371,11 @@ static gf_status run_command(cli *c) {
     st = gf_workflow_load(c->file, c->overrides, c->noverrides, registry, NULL, &diag, &wf, &eval);
   if (st == GF_OK) {
     gf_diag_init(&diag, wf->path, wf->source);
-    st = gf_plan_create(wf, &diag, &plan);
+    gf_unstable_policy unstable = strcmp(c->command, "run") != 0 ? GF_UNSTABLE_NOTE
+                                  : c->allow_unstable            ? GF_UNSTABLE_ALLOW
+                                                                 : GF_UNSTABLE_REFUSE;
+    st = gf_workflow_check_stable(wf, unstable, &diag);
+    if (st == GF_OK) st = gf_plan_create(wf, &diag, &plan);
   }
   if (st == GF_OK && strcmp(c->command, "validate") == 0) {
     /* What run would compile, checked the same way. */

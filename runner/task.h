@@ -126,6 +126,12 @@ struct gf_task {
 
   gf_access_decl access[GF_MAX_TASK_REFS]; /* declared by the kind's loader */
   int naccess;
+
+  /* Why the kind judged this task numerically unstable at load (a kernel's
+   * stable()), reported at unstable_loc by gf_workflow_check_stable; NULL:
+   * stable, or nothing to judge. */
+  char *unstable;
+  gf_loc unstable_loc;
 };
 
 /* The kinds (task_KIND.c). */

@@ -30,7 +30,9 @@ static gf_status marshal(const gf_workflow *wf, const gf_task *task, void *const
         gf_array array = {.data = data ? data[arg->access] : NULL,
                           .dtype = field->dtype,
                           .ndim = field->ndim,
-                          .halo = wf->halo};
+                          .halo = wf->halo,
+                          .max_abs = NAN};
+        if (!data && field->init_kind == GF_INIT_CONST) array.max_abs = fabs(field->init_value);
         for (int d = 0; d < GF_MAX_DIMS; d++) {
           array.shape[d] = field->shape[d];
           array.spacing[d] = d < wf->ndim ? wf->spacing[d] : 1.0;
@@ -150,16 +152,25 @@ static gf_status load_array_arg(loader *ld, const gf_kernel *kernel, gf_task *ta
   return GF_OK;
 }
 
-/* The argument struct as the kernel's check() sees it at load time. */
-static gf_status check_gf_kernel_args(loader *ld, const gf_task *task, yaml_node_t *kernel_node) {
+/* The argument struct as the kernel's check() and stable() see it at load
+ * time. An unstable call is recorded, not refused: `run` and `validate`
+ * decide what it means (gf_workflow_check_stable). */
+static gf_status check_gf_kernel_args(loader *ld, gf_task *task, yaml_node_t *kernel_node) {
   const gf_kernel_task *k = task->data;
-  if (!k->kernel->check) return GF_OK;
+  if (!k->kernel->check && !k->kernel->stable) return GF_OK;
   _Alignas(max_align_t) unsigned char args[GF_MAX_KERNEL_ARGS_SIZE];
   marshal(gf_load_workflow(ld), task, NULL, args, NULL, NULL);
   char why[256] = "";
-  if (k->kernel->check(args, why, sizeof why) != 0)
+  if (k->kernel->check && k->kernel->check(args, why, sizeof why) != 0)
     return gf_load_fail(ld, kernel_node, "kernel %s cannot run with these arguments: %s",
                         k->kernel->name, why[0] ? why : "(no reason given)");
+  why[0] = '\0';
+  if (k->kernel->stable && k->kernel->stable(args, why, sizeof why) != 0) {
+    task->unstable = gf_asprintf("kernel %s is unstable with these arguments: %s", k->kernel->name,
+                                 why[0] ? why : "(no reason given)");
+    if (!task->unstable) return gf_oom(gf_load_diag(ld), "recording an unstable kernel call");
+    task->unstable_loc = gf_load_loc(ld, kernel_node);
+  }
   return GF_OK;
 }
 

@@ -566,6 +566,53 @@ static void test_index_outside_grid(void) {
   gf_registry_free(registry);
 }
 
+/* wave2d's stability condition: the default cfl 0.4 passes, 0.9 is
+ * recorded at load, refused by `run` and noted by `validate`. */
+static void test_wave2d_stability(void) {
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  CHECK_INT(load("../workflows/wave2d.yaml", NULL, 0, &diag, &wf), GF_OK);
+  if (wf) {
+    CHECK(wf->tasks[0].unstable == NULL);
+    CHECK_INT(gf_workflow_check_stable(wf, GF_UNSTABLE_REFUSE, &diag), GF_OK);
+    CHECK_INT(diag.count, 0);
+  }
+  gf_workflow_free(wf);
+  /* sqrt(3/8) ~ 0.612 is the bound on a square grid */
+  gf_override stable = {"params.cfl", "0.61"}, unstable = {"params.cfl", "0.9"};
+  CHECK_INT(load("../workflows/wave2d.yaml", &stable, 1, &diag, &wf), GF_OK);
+  if (wf) CHECK(wf->tasks[0].unstable == NULL);
+  gf_workflow_free(wf);
+  CHECK_INT(load("../workflows/wave2d.yaml", &unstable, 1, &diag, &wf), GF_OK);
+  if (wf) {
+    const char *why =
+        "task 'step': kernel wave2d_4o is unstable with these arguments: "
+        "|V|*dt*sqrt(1/dx0^2 + 1/dx1^2) is 1.273, above sqrt(3)/2 = 0.866, the "
+        "stability limit of this scheme (4th order in space, leapfrog in time)";
+    char want[512];
+    gf_diag_init(&diag, wf->path, wf->source);
+    diag.out = quiet();
+    CHECK_INT(gf_workflow_check_stable(wf, GF_UNSTABLE_REFUSE, &diag), GF_INVALID);
+    snprintf(want, sizeof want,
+             "../workflows/wave2d.yaml:43:15: %s; pass --allow-unstable to run it anyway", why);
+    CHECK_STR(diag.last, want);
+    CHECK_INT(gf_workflow_check_stable(wf, GF_UNSTABLE_NOTE, &diag), GF_OK);
+    snprintf(
+        want, sizeof want,
+        "../workflows/wave2d.yaml:43:15: note: %s; gflow run refuses it without --allow-unstable",
+        why);
+    CHECK_STR(diag.last, want);
+    CHECK_INT(gf_workflow_check_stable(wf, GF_UNSTABLE_ALLOW, &diag), GF_OK);
+  }
+  gf_workflow_free(wf);
+  /* A velocity known only per cell is not judged. */
+  gf_override per_cell = {"fields.V.init", "\"vel * (1 + 0 * i0)\""};
+  gf_override both[2] = {unstable, per_cell};
+  CHECK_INT(load("../workflows/wave2d.yaml", both, 2, &diag, &wf), GF_OK);
+  if (wf) CHECK(wf->tasks[0].unstable == NULL);
+  gf_workflow_free(wf);
+}
+
 static void test_unreadable_file(void) {
   gf_diag diag;
   gf_workflow *wf = NULL;
@@ -878,6 +925,7 @@ int main(void) {
   RUN(test_registry);
   RUN(test_custom_kernel_args);
   RUN(test_index_outside_grid);
+  RUN(test_wave2d_stability);
   RUN(test_unreadable_file);
   RUN(test_bad_corpus);
   RUN(test_good_corpus);

@@ -41,6 +41,29 @@ static int wave2d_check(const void *args, char *why, size_t why_size) {
   return 0;
 }
 
+/* Von Neumann analysis of the scheme in wave2d.h: the 4th-order second
+ * difference (-1, 16, -30, 16, -1)/12 has symbols in [-16/3, 0] (the extreme
+ * at the Nyquist mode, cos = -1), so the Laplacian's eigenvalues lie in
+ * [-16/3 (1/dx0^2 + 1/dx1^2), 0]; leapfrog in time is stable while
+ * c^2 dt^2 |lambda| <= 4, that is
+ *   c dt sqrt(1/dx0^2 + 1/dx1^2) <= sqrt(3)/2,
+ * or c dt/dx <= sqrt(3/8) ~ 0.612 on a square grid (2nd order in space
+ * would allow 1/sqrt(2)). c is the largest |V|, known at load time only
+ * when V's init is a constant; otherwise nothing is judged. */
+static int wave2d_stable(const void *args, char *why, size_t why_size) {
+  const gf_wave2d_args *a = args;
+  double c = a->V.max_abs, dx0 = a->U1.spacing[0], dx1 = a->U1.spacing[1];
+  if (!(c >= 0) || !(a->dt > 0)) return 0; /* unknown velocity, or dt changes per step */
+  double number = c * a->dt * sqrt(1.0 / (dx0 * dx0) + 1.0 / (dx1 * dx1));
+  double bound = sqrt(3.0) / 2.0;
+  if (number <= bound) return 0;
+  snprintf(why, why_size,
+           "|V|*dt*sqrt(1/dx0^2 + 1/dx1^2) is %.4g, above sqrt(3)/2 = %.4g, the stability "
+           "limit of this scheme (4th order in space, leapfrog in time)",
+           number, bound);
+  return 1;
+}
+
 static int64_t wave2d_points(const void *args) {
   const gf_wave2d_args *a = args;
   int64_t h = a->U1.halo;
@@ -82,7 +105,7 @@ static const gf_param wave2d_params[] = {
     {"V", GF_PARAM_ARRAY, GF_ACCESS_READ, 1u << GF_F32, offsetof(gf_wave2d_args, V), 1, 0, 0, 0,
      "wave velocity"},
     {"dt", GF_PARAM_REAL, GF_ACCESS_NONE, 0, offsetof(gf_wave2d_args, dt), 1, 0, 0, INFINITY,
-     "time step"},
+     "time step (stable while |V|*dt*sqrt(1/dx0^2 + 1/dx1^2) <= sqrt(3)/2)"},
     {"amplitude", GF_PARAM_REAL, GF_ACCESS_NONE, 0, offsetof(gf_wave2d_args, amplitude), 0, 0,
      -INFINITY, INFINITY, "forcing added at the source cell (not scaled by dt^2)"},
     {"source", GF_PARAM_INDEX, GF_ACCESS_NONE, 0, offsetof(gf_wave2d_args, source), 0,
@@ -100,4 +123,5 @@ const gf_kernel gf_kernel_wave2d_4o = {
     .bytes_per_point = 16.0, /* read U0, U1, V, write U2: 4 floats */
     .run_cpu = wave2d_run_cpu,
     .launch_gpu = GF_GPU_LAUNCHER(gf_wave2d_4o_launch_gpu),
+    .stable = wave2d_stable,
 };

@@ -34,6 +34,22 @@ static int heat2d_check(const void *args, char *why, size_t why_size) {
   return 0;
 }
 
+/* The explicit scheme damps every mode while r0 + r1 <= 1/2, with
+ * r = alpha*dt/dx^2 along each axis (the checkerboard mode is the first to
+ * grow). A per-step alpha or dt reads 0 here: nothing is judged. */
+static int heat2d_stable(const void *args, char *why, size_t why_size) {
+  const heat2d_args *a = args;
+  double r =
+      a->alpha * a->dt *
+      (1.0 / (a->T0.spacing[0] * a->T0.spacing[0]) + 1.0 / (a->T0.spacing[1] * a->T0.spacing[1]));
+  if (r <= 0.5) return 0;
+  snprintf(
+      why, why_size,
+      "alpha*dt*(1/dx0^2 + 1/dx1^2) is %.4g, above 1/2, the stability limit of explicit diffusion",
+      r);
+  return 1;
+}
+
 static int64_t heat2d_points(const void *args) {
   const heat2d_args *a = args;
   int64_t h = a->T0.halo;
@@ -87,6 +103,7 @@ static const gf_kernel heat2d = {
     .bytes_per_point = 8.0, /* f32: read T0, write T1 */
     .run_cpu = heat2d_run_cpu,
     .launch_gpu = NULL, /* CPU only: on a GPU backend gflow says so */
+    .stable = heat2d_stable,
 };
 
 static int heat2d_init(const gf_registrar *registrar) {

@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GF_ABI_VERSION 1
+#define GF_ABI_VERSION 2 /* 2: gf_array.max_abs, gf_kernel.stable */
 #define GF_MAX_DIMS 3
 #define GF_MAX_KERNEL_ARGS_SIZE 512 /* bytes of one kernel's argument struct */
 
@@ -30,6 +30,10 @@ typedef struct gf_array {
   int64_t shape[GF_MAX_DIMS];  /* unused trailing dims are 1 */
   double spacing[GF_MAX_DIMS]; /* grid spacing along each axis */
   int halo;                    /* cells at each edge the kernel must not write */
+  /* For stable() at load time: the largest |value| of the field's initial
+   * contents when its `init:` is a constant (the velocity of a uniform
+   * medium), else NAN. Always NAN at launch. */
+  double max_abs;
 } gf_array;
 
 typedef enum gf_param_type {
@@ -47,6 +51,10 @@ typedef enum gf_access {
   /* With WRITE: the kernel writes only cells at least `halo` from each edge
    * of the grid, so work on the halo strips need not wait for it. */
   GF_ACCESS_INTERIOR = 4,
+  /* The kernel is correct when this argument is the same field instance as
+   * another argument of the call (it reads each cell before writing it, or
+   * writes what it read). Without it the planner refuses such a call. */
+  GF_ACCESS_IN_PLACE = 8,
 } gf_access;
 
 /* Sentinel default of a GF_PARAM_INDEX parameter: the grid's centre cell. */
@@ -60,7 +68,8 @@ typedef struct gf_param {
   size_t offset;    /* where the value goes in the kernel's argument struct */
   int required;     /* 1: the workflow must give it */
   double def;       /* default for scalars and indices */
-  double min, max;  /* accepted range for scalars (checked when constant) */
+  double min, max;  /* accepted range for scalars (checked when constant);
+                     * min == max == 0, or min > max: no range */
   const char *help;
 } gf_param;
 
@@ -81,6 +90,12 @@ typedef struct gf_kernel {
   /* Enqueues on a HIP stream (hipStream_t passed as void *); returns the
    * hipError_t of the launch as an int. NULL when gflow is built without GPU. */
   int (*launch_gpu)(const void *args, void *stream);
+  /* Optional (NULL: no condition). Judges the argument struct as check()
+   * sees it at load time (a scalar that changes per step reads 0) against
+   * the scheme's stability condition; writes a one-line reason and returns
+   * non-zero when the call is unstable. `gflow run` then refuses the
+   * workflow unless --allow-unstable is given; `gflow validate` notes it. */
+  int (*stable)(const void *args, char *why, size_t why_size);
 } gf_kernel;
 
 typedef struct gf_registrar {
@@ -98,6 +113,11 @@ typedef struct gf_plugin {
 } gf_plugin;
 
 #define GF_PLUGIN_SYMBOL "gflow_plugin"
+
+/* 1 when a scalar parameter's table gives a range to check ([min, max]). */
+static inline int gf_param_has_range(const gf_param *param) {
+  return !(param->min == 0 && param->max == 0) && param->min <= param->max;
+}
 
 /* Element size of a dtype in bytes. */
 static inline size_t gf_dtype_size(gf_dtype dtype) {

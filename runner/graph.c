@@ -504,6 +504,33 @@ static void remember(gf_plan *plan, buffer_state *buf, access me) {
   buf->list[buf->count++] = me;
 }
 
+/* Two accesses of one task that land on the same instance at step n, one of
+ * them written: the kernel would read cells it is overwriting (a stencil
+ * then computes garbage), unless its table says it is made for that. */
+static gf_status check_aliasing(gf_plan *plan, int t, int64_t n, const int *inst) {
+  const gf_task *task = &plan->wf->tasks[t];
+  for (int b = 1; b < task->naccess; b++)
+    for (int a = 0; a < b; a++) {
+      const gf_access_decl *x = &task->access[a], *y = &task->access[b];
+      if (x->ref.field != y->ref.field || inst[a] != inst[b]) continue;
+      if (!((x->access | y->access) & GF_ACCESS_WRITE) || x->in_place || y->in_place) continue;
+      if (!gf_region_overlaps(&x->region, &y->region)) continue;
+      const gf_access_decl *at = (y->access & GF_ACCESS_WRITE) ? y : x;
+      char written[80];
+      if ((x->access & GF_ACCESS_WRITE) && (y->access & GF_ACCESS_WRITE))
+        snprintf(written, sizeof written, "both are written");
+      else
+        snprintf(written, sizeof written, "'%s' is written", at->what);
+      return gf_diag_at(
+          plan->diag, at->ref.loc, GF_INVALID,
+          "arguments '%s' and '%s' of task '%s' are both %s instance %d at step %" PRId64
+          ", and %s; a kernel may not read and write one instance unless its "
+          "table declares in-place use",
+          x->what, y->what, task->name, plan->wf->fields[x->ref.field].name, inst[a], n, written);
+    }
+  return GF_OK;
+}
+
 static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   const gf_workflow *wf = plan->wf;
   const gf_task *task = &wf->tasks[t];
@@ -537,6 +564,7 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
     }
     inst[r] = ring_slot(i, wf->fields[ref->field].ring);
   }
+  if ((st = check_aliasing(plan, t, n, inst)) != GF_OK) return st;
   int64_t value = 0;
   if (task->kind->check_step &&
       (st = task->kind->check_step(wf, task, n, plan->diag, &value)) != GF_OK)

@@ -89,8 +89,9 @@ typedef struct cli {
   int quiet;
   int timing;
   int help;
-  int force;         /* run even when the outputs may not fit */
-  const char *trace; /* --trace FILE */
+  int force;          /* run even when the outputs may not fit */
+  int allow_unstable; /* run kernel calls that fail their stability condition */
+  const char *trace;  /* --trace FILE */
   int64_t trace_first, trace_end;
   double progress_s;  /* --progress SECONDS */
   const char *format; /* dag: dot, mermaid, svg, png */
@@ -223,6 +224,12 @@ static gf_status opt_force(cli *c, const char *arg) {
   return GF_OK;
 }
 
+static gf_status opt_allow_unstable(cli *c, const char *arg) {
+  (void)arg;
+  c->allow_unstable = 1;
+  return GF_OK;
+}
+
 static gf_status opt_trace(cli *c, const char *arg) {
   c->trace = arg;
   return GF_OK;
@@ -301,6 +308,8 @@ static const cli_option options[] = {
      "instructions per hook call (--set limits.lua_instructions=N)"},
     {"quiet", NULL, CMD_RUN, opt_quiet, "no banner, no progress and no timing report: only errors"},
     {"force", NULL, CMD_RUN, opt_force, "run even when the outputs may not fit in the free space"},
+    {"allow-unstable", NULL, CMD_RUN, opt_allow_unstable,
+     "run kernel calls that fail their stability condition (CFL)"},
     {"trace", "FILE", CMD_RUN, opt_trace,
      "write the run's timeline as Chrome trace / Perfetto JSON\n"
      "(open it in ui.perfetto.dev); on a GPU it implies --timing"},
@@ -459,7 +468,7 @@ static void print_kernels(const gf_registry *registry) {
       } else {
         snprintf(detail, sizeof detail, "default %g", p->def);
       }
-      if ((p->type == GF_PARAM_REAL || p->type == GF_PARAM_INT) &&
+      if ((p->type == GF_PARAM_REAL || p->type == GF_PARAM_INT) && gf_param_has_range(p) &&
           (p->min > -1e300 || p->max < 1e300)) {
         size_t len = strlen(detail);
         snprintf(detail + len, sizeof detail - len, ", range [%g, %g]", p->min, p->max);
@@ -589,7 +598,11 @@ static gf_status run_command(cli *c) {
     st = gf_workflow_load(c->file, c->overrides, c->noverrides, registry, NULL, &diag, &wf, &eval);
   if (st == GF_OK) {
     gf_diag_init(&diag, wf->path, wf->source);
-    st = gf_plan_create(wf, &diag, &plan);
+    gf_unstable_policy unstable = c->command->bit != CMD_RUN ? GF_UNSTABLE_NOTE
+                                  : c->allow_unstable        ? GF_UNSTABLE_ALLOW
+                                                             : GF_UNSTABLE_REFUSE;
+    st = gf_workflow_check_stable(wf, unstable, &diag);
+    if (st == GF_OK) st = gf_plan_create(wf, &diag, &plan);
   }
   if (st == GF_OK && c->command->bit == CMD_VALIDATE) {
     /* What run would compile, checked the same way. */

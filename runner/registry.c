@@ -2,6 +2,7 @@
 #include "registry.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,14 @@ static int kernel_table_ok(gf_registry *registry, const gf_kernel *kernel) {
                     "kernel %s parameter '%s' (offset %zu, %zu bytes) lies outside its %zu-byte "
                     "argument struct",
                     name, p->name, p->offset, size, kernel->args_size);
+      return 0;
+    }
+    /* The loader checks the default cell against the grid; it must be one. */
+    if (p->type == GF_PARAM_INDEX && p->def != GF_INDEX_CENTER &&
+        !(p->def >= 0 && p->def <= 9007199254740992.0 && p->def == floor(p->def))) {
+      gf_diag_error(diag, GF_INVALID,
+                    "kernel %s parameter '%s' has default %g, which is not a cell index", name,
+                    p->name, p->def);
       return 0;
     }
     if (p->type == GF_PARAM_ARRAY && (p->dtypes & ((1u << GF_F32) | (1u << GF_F64))) == 0) {

@@ -43,7 +43,8 @@ typedef struct gf_access_decl {
   gf_ref ref;
   gf_access access; /* GF_ACCESS_READ, _WRITE or _READ_WRITE */
   gf_region region;
-  const char *what; /* how messages name it: "argument 'U0'", "copy source" */
+  const char *what; /* how messages name it: the kernel argument `U0`, the copy's `from` */
+  int in_place;     /* 1: may be the same instance as another access of the task */
 } gf_access_decl;
 
 #define GF_MAX_TASK_REFS 16 /* field accesses of one task */
@@ -125,6 +126,12 @@ struct gf_task {
 
   gf_access_decl access[GF_MAX_TASK_REFS]; /* declared by the kind's loader */
   int naccess;
+
+  /* Why the kind judged this task numerically unstable at load (a kernel's
+   * stable()), reported at unstable_loc by gf_workflow_check_stable; NULL:
+   * stable, or nothing to judge. */
+  char *unstable;
+  gf_loc unstable_loc;
 };
 
 /* The kinds (task_KIND.c). */

@@ -15,9 +15,9 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
   gf_ref from, to;
   gf_status status = gf_load_mapping(ld, node, "copy", copy_keys, 2, NULL, NULL, values);
   if (status || (status = gf_load_ref(ld, values[0], &from))) return status;
-  gf_task_add_access(task, from, GF_ACCESS_READ, gf_region_whole(wf, from.field), "copy source");
+  gf_task_add_access(task, from, GF_ACCESS_READ, gf_region_whole(wf, from.field), "from");
   if ((status = gf_load_ref(ld, values[1], &to))) return status;
-  gf_task_add_access(task, to, GF_ACCESS_WRITE, gf_region_whole(wf, to.field), "copy target");
+  gf_task_add_access(task, to, GF_ACCESS_WRITE, gf_region_whole(wf, to.field), "to");
   const gf_field *f = &wf->fields[from.field], *t = &wf->fields[to.field];
   if (from.field == to.field) {
     const char *a = from.index ? gf_expr_text(from.index) : "0";

@@ -30,7 +30,9 @@ static gf_status marshal(const gf_workflow *wf, const gf_task *task, void *const
         gf_array array = {.data = data ? data[arg->access] : NULL,
                           .dtype = field->dtype,
                           .ndim = field->ndim,
-                          .halo = wf->halo};
+                          .halo = wf->halo,
+                          .max_abs = NAN};
+        if (!data && field->init_kind == GF_INIT_CONST) array.max_abs = fabs(field->init_value);
         for (int d = 0; d < GF_MAX_DIMS; d++) {
           array.shape[d] = field->shape[d];
           array.spacing[d] = d < wf->ndim ? wf->spacing[d] : 1.0;
@@ -80,10 +82,22 @@ static gf_status load_scalar_arg(loader *ld, const gf_kernel *kernel, gf_kernel_
   if (param->type == GF_PARAM_INT && v != floor(v))
     return gf_load_fail(ld, node, "argument '%s' of %s must be an integer, got %.17g", param->name,
                         kernel->name, v);
-  if (v < param->min || v > param->max)
+  if (gf_param_has_range(param) && (v < param->min || v > param->max))
     return gf_load_fail(ld, node, "argument '%s' of %s must be between %g and %g, got %.17g",
                         param->name, kernel->name, param->min, param->max, v);
   return GF_OK;
+}
+
+/* A cell index the kernel will be handed, checked against the grid here so
+ * that a kernel whose check() forgets cannot write outside a field. */
+static gf_status check_index(loader *ld, yaml_node_t *node, const gf_kernel *kernel,
+                             const gf_kernel_arg *arg, int d, const char *what) {
+  const gf_workflow *wf = gf_load_workflow(ld);
+  int64_t i = arg->index[d];
+  if (i >= 0 && i < wf->shape[d]) return GF_OK;
+  return gf_load_fail(
+      ld, node, "%sargument '%s' of %s: index %lld is outside the grid (0..%lld) on axis %d", what,
+      arg->param->name, kernel->name, (long long)i, (long long)(wf->shape[d] - 1), d);
 }
 
 static gf_status load_index_arg(loader *ld, const gf_kernel *kernel, gf_kernel_arg *arg,
@@ -96,9 +110,9 @@ static gf_status load_index_arg(loader *ld, const gf_kernel *kernel, gf_kernel_a
     return gf_load_fail(ld, node, "argument '%s' of %s needs %d entr%s (one per grid axis), got %d",
                         arg->param->name, kernel->name, ndim, ndim == 1 ? "y" : "ies", count);
   for (int d = 0; d < count; d++) {
-    gf_status status = gf_load_integer(ld, gf_load_node(ld, node->data.sequence.items.start[d]),
-                                       GF_NAMES_PARAMS | GF_NAMES_GRID, &arg->index[d]);
-    if (status) return status;
+    yaml_node_t *item = gf_load_node(ld, node->data.sequence.items.start[d]);
+    gf_status status = gf_load_integer(ld, item, GF_NAMES_PARAMS | GF_NAMES_GRID, &arg->index[d]);
+    if (status || (status = check_index(ld, item, kernel, arg, d, ""))) return status;
   }
   return GF_OK;
 }
@@ -115,6 +129,7 @@ static gf_status load_array_arg(loader *ld, const gf_kernel *kernel, gf_task *ta
   decl->region = (arg->param->access & GF_ACCESS_INTERIOR) ? gf_region_interior(wf, ref.field)
                                                            : gf_region_whole(wf, ref.field);
   decl->what = arg->param->name;
+  decl->in_place = (arg->param->access & GF_ACCESS_IN_PLACE) != 0;
   const gf_field *field = &wf->fields[ref.field];
   if (!(arg->param->dtypes & (1u << field->dtype))) {
     char accepted[16] = "";
@@ -137,16 +152,25 @@ static gf_status load_array_arg(loader *ld, const gf_kernel *kernel, gf_task *ta
   return GF_OK;
 }
 
-/* The argument struct as the kernel's check() sees it at load time. */
-static gf_status check_gf_kernel_args(loader *ld, const gf_task *task, yaml_node_t *kernel_node) {
+/* The argument struct as the kernel's check() and stable() see it at load
+ * time. An unstable call is recorded, not refused: `run` and `validate`
+ * decide what it means (gf_workflow_check_stable). */
+static gf_status check_gf_kernel_args(loader *ld, gf_task *task, yaml_node_t *kernel_node) {
   const gf_kernel_task *k = task->data;
-  if (!k->kernel->check) return GF_OK;
+  if (!k->kernel->check && !k->kernel->stable) return GF_OK;
   _Alignas(max_align_t) unsigned char args[GF_MAX_KERNEL_ARGS_SIZE];
   marshal(gf_load_workflow(ld), task, NULL, args, NULL, NULL);
   char why[256] = "";
-  if (k->kernel->check(args, why, sizeof why) != 0)
+  if (k->kernel->check && k->kernel->check(args, why, sizeof why) != 0)
     return gf_load_fail(ld, kernel_node, "kernel %s cannot run with these arguments: %s",
                         k->kernel->name, why[0] ? why : "(no reason given)");
+  why[0] = '\0';
+  if (k->kernel->stable && k->kernel->stable(args, why, sizeof why) != 0) {
+    task->unstable = gf_asprintf("kernel %s is unstable with these arguments: %s", k->kernel->name,
+                                 why[0] ? why : "(no reason given)");
+    if (!task->unstable) return gf_oom(gf_load_diag(ld), "recording an unstable kernel call");
+    task->unstable_loc = gf_load_loc(ld, kernel_node);
+  }
   return GF_OK;
 }
 
@@ -247,8 +271,10 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
           gf_load_fail(ld, task_node, "kernel %s: optional array parameter '%s' is not supported",
                        kernel->name, param->name);
     } else if (param->type == GF_PARAM_INDEX) {
-      for (int d = 0; d < wf->ndim; d++)
+      for (int d = 0; !status && d < wf->ndim; d++) {
         arg->index[d] = param->def == GF_INDEX_CENTER ? wf->shape[d] / 2 : (int64_t)param->def;
+        status = check_index(ld, task_node, kernel, arg, d, "the default of ");
+      }
     } else {
       char text[64];
       snprintf(text, sizeof text, "%.17g", param->def);

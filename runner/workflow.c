@@ -2113,6 +2113,7 @@ void gf_workflow_free(gf_workflow *wf) {
   for (int t = 0; t < wf->ntasks; t++) {
     gf_task *task = &wf->tasks[t];
     free(task->name);
+    free(task->unstable);
     gf_expr_free(task->when);
     gf_expr_free(task->stream.index);
     free(task->after);
@@ -2174,4 +2175,21 @@ const gf_registry *gf_load_registry(const loader *ld) {
 
 gf_diag *gf_load_diag(loader *ld) {
   return ld->diag;
+}
+
+gf_status gf_workflow_check_stable(const gf_workflow *wf, gf_unstable_policy policy,
+                                   gf_diag *diag) {
+  for (int t = 0; t < wf->ntasks; t++) {
+    const gf_task *task = &wf->tasks[t];
+    if (!task->unstable) continue;
+    if (policy == GF_UNSTABLE_REFUSE)
+      return gf_diag_at(diag, task->unstable_loc, GF_INVALID,
+                        "task '%s': %s; pass --allow-unstable to run it anyway", task->name,
+                        task->unstable);
+    gf_diag_at(diag, task->unstable_loc, GF_OK, "note: task '%s': %s; %s", task->name,
+               task->unstable,
+               policy == GF_UNSTABLE_NOTE ? "gflow run refuses it without --allow-unstable"
+                                          : "running it anyway (--allow-unstable)");
+  }
+  return GF_OK;
 }

@@ -171,6 +171,16 @@ gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
 
 void gf_workflow_free(gf_workflow *wf);
 
+/* What to do with the kernel calls the loader judged unstable: refuse the
+ * first (an error at the call, GF_INVALID; `run`), or write a `note:` line
+ * for each and return GF_OK (`validate`; `run --allow-unstable`). */
+typedef enum gf_unstable_policy {
+  GF_UNSTABLE_REFUSE,
+  GF_UNSTABLE_NOTE,
+  GF_UNSTABLE_ALLOW
+} gf_unstable_policy;
+gf_status gf_workflow_check_stable(const gf_workflow *wf, gf_unstable_policy policy, gf_diag *diag);
+
 /* Name of a stream by flat index: "compute", "io[3]". Returns buf. */
 const char *gf_workflow_stream_name(const gf_workflow *wf, int stream, char *buf, size_t size);
 

@@ -3,6 +3,7 @@
  * bad-input corpus (tests/bad_plan/NAME.yaml, first line `# expect: ...`).
  * Run from the tests/ folder. */
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,6 +335,62 @@ static void test_bad_plan_corpus(void) {
   }
 }
 
+/* A kernel that updates its field in place: the table says so, and the
+ * planner then lets one instance be both its arguments. */
+typedef struct inplace_args {
+  gf_array in, out;
+} inplace_args;
+static void inplace_run(const void *args) {
+  (void)args;
+}
+
+static gf_status plan_inplace(unsigned out_access, gf_diag *diag) {
+  const gf_param params[] = {
+      {"in", GF_PARAM_ARRAY, GF_ACCESS_READ, 1u << GF_F32, offsetof(inplace_args, in), 1, 0, 0, 0,
+       ""},
+      {"out", GF_PARAM_ARRAY, (gf_access)out_access, 1u << GF_F32, offsetof(inplace_args, out), 1,
+       0, 0, 0, ""},
+      {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+  };
+  const gf_kernel kernel = {.name = "inplace",
+                            .params = params,
+                            .args_size = sizeof(inplace_args),
+                            .run_cpu = inplace_run};
+  static const char text[] =
+      "gflow: 1\nname: p\ngrid: {shape: [8]}\nfields: {U: {ring: 2}}\n"
+      "loop:\n  steps: 3\n  tasks:\n"
+      "    - {name: t, kernel: inplace, args: {in: \"U[n]\", out: \"U[n+2]\"}}\n";
+  gf_registry *registry = gf_registry_create();
+  const gf_registrar *r = gf_registry_registrar(registry);
+  CHECK_INT(r->add_kernel(r->ctx, &kernel), 0);
+  gf_diag_init(diag, NULL, NULL);
+  diag->out = quiet();
+  gf_workflow *wf = NULL;
+  gf_plan *plan = NULL;
+  gf_status st = gf_workflow_load_text("p.yaml", text, sizeof text - 1, NULL, 0, registry, NULL,
+                                       diag, &wf, NULL);
+  if (st == GF_OK) {
+    gf_diag_init(diag, wf->path, wf->source);
+    diag->out = quiet();
+    st = gf_plan_create(wf, diag, &plan);
+  }
+  if (st == GF_OK) st = gf_plan_validate(plan, diag, NULL);
+  gf_plan_free(plan);
+  gf_workflow_free(wf);
+  gf_registry_free(registry);
+  return st;
+}
+
+static void test_in_place(void) {
+  gf_diag diag;
+  CHECK_INT(plan_inplace(GF_ACCESS_WRITE, &diag), GF_INVALID);
+  CHECK_STR(diag.last,
+            "p.yaml:8:59: arguments 'in' and 'out' of task 't' are both U instance 0 "
+            "at step 0, and 'out' is written; a kernel may not read and write one "
+            "instance unless its table declares in-place use");
+  CHECK_INT(plan_inplace(GF_ACCESS_WRITE | GF_ACCESS_IN_PLACE, &diag), GF_OK);
+}
+
 int main(void) {
   RUN(test_ring_indices);
   RUN(test_events_schedule);
@@ -343,6 +400,7 @@ int main(void) {
   RUN(test_explicit_events);
   RUN(test_topological_order);
   RUN(test_regions);
+  RUN(test_in_place);
   RUN(test_bad_plan_corpus);
   return check_summary();
 }

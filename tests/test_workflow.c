@@ -106,8 +106,8 @@ static void test_wave2d_model(void) {
   CHECK_NEAR(param(wf, "dt"), dt, 1e-18);
   CHECK(param(wf, "nt") == 640.0);
   CHECK_NEAR(param(wf, "fm"), fm, 1e-13);
-  CHECK_NEAR(param(wf, "td"), sqrt(6.0) / (M_PI * 34.3), 1e-16);
-  CHECK(wf->params[0].text == NULL); /* a plain number */
+  CHECK_NEAR(param(wf, "td"), sqrt(6.0) / (3.141592 * 34.3), 1e-16); /* the seed's pi */
+  CHECK(wf->params[0].text == NULL);                                 /* a plain number */
   CHECK_STR(wf->params[2].text, "cfl * min(spacing[0], spacing[1]) / vel");
   CHECK_INT(wf->params[2].loc.line, 18);
   CHECK_INT(wf->params[2].loc.col, 8); /* inside the quotes */
@@ -202,9 +202,11 @@ static void test_wave2d_model(void) {
     gf_status status = GF_OK;
     double got = gf_eval_number(loaded_eval, amp->value, 0, 10, &status);
     CHECK_INT(status, GF_OK);
-    double td = sqrt(6.0) / (M_PI * 34.3), pi = 3.141592;
-    double t = 10 * dt - 2.0 * td, a = pi * pi * fm * fm * t * t;
-    CHECK_NEAR(got, (1.0 - 2.0 * a) * exp(-a), 1e-12);
+    /* ... in the seed's float arithmetic, which ricker.lua reproduces exactly */
+    float pi = 3.141592f, dt32 = (float)dt, fm32 = (float)fm;
+    float td = (float)(sqrt(6.0) / (pi * fm32));
+    float t = (float)(10 * dt32 - 2.0 * td), a = pi * pi * fm32 * fm32 * t * t;
+    CHECK(got == (double)((1.0f - 2.0f * a) * expf(-a)));
     CHECK_INT(source->index[0], 128);
     CHECK_INT(source->index[1], 128);
   }
@@ -360,6 +362,8 @@ static void test_override_errors(void) {
 typedef struct toy_args {
   gf_array in;
   double scale;
+  int64_t count; /* no range: min == max == 0 */
+  double bias;   /* no range: min > max */
 } toy_args;
 static void toy_run(const void *args) {
   (void)args;
@@ -367,6 +371,8 @@ static void toy_run(const void *args) {
 static const gf_param toy_params[] = {
     {"in", GF_PARAM_ARRAY, GF_ACCESS_READ, 1u << GF_F32, offsetof(toy_args, in), 1, 0, 0, 0, ""},
     {"scale", GF_PARAM_REAL, GF_ACCESS_NONE, 0, offsetof(toy_args, scale), 0, 1, 0, 10, ""},
+    {"count", GF_PARAM_INT, GF_ACCESS_NONE, 0, offsetof(toy_args, count), 0, 0, 0, 0, ""},
+    {"bias", GF_PARAM_REAL, GF_ACCESS_NONE, 0, offsetof(toy_args, bias), 0, 0, 1, -1, ""},
     {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
 };
 static const gf_param toy_params_dup[] = {
@@ -454,6 +460,23 @@ static void test_custom_kernel_args(void) {
                                   &diag, &wf, NULL),
             GF_INVALID);
   CHECK_STR(diag.last, "toy.yaml:8:51: argument 'scale' of toy must be between 0 and 10, got 11");
+  /* A parameter whose table gives no range (min == max == 0, or min > max)
+   * takes any finite value; it once read "must be between 0 and 0, got 1". */
+  static const char no_range[] =
+      "gflow: 1\nname: toy\ngrid: {shape: [4]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 2\n  tasks:\n    - {name: t, kernel: toy, args: {in: A, count: 1, bias: "
+      "-7.5}}\n";
+  CHECK_INT(gf_workflow_load_text("toy.yaml", no_range, sizeof no_range - 1, NULL, 0, registry,
+                                  NULL, &diag, &wf, NULL),
+            GF_OK);
+  if (wf) {
+    const gf_kernel_arg *count = arg_named(&wf->tasks[0], "count");
+    const gf_kernel_arg *bias = arg_named(&wf->tasks[0], "bias");
+    CHECK(count && bias && eval_at(count->value, 0) == 1.0 && eval_at(bias->value, 0) == -7.5);
+    gf_workflow_free(wf);
+  }
+  CHECK(gf_param_has_range(&toy_params[1]));
+  CHECK(!gf_param_has_range(&toy_params[2]) && !gf_param_has_range(&toy_params[3]));
   CHECK(diag.origin == NULL); /* the caller's diag is left as it was */
   gf_registry_free(registry);
 }
@@ -514,6 +537,140 @@ static void test_cpu_only_task(void) {
     gf_workflow_free(wf);
   }
   gf_registry_free(registry);
+}
+
+/* A plugin-style 3-D kernel with a cell index and a check() that checks
+ * nothing: the loader alone keeps the index inside the grid. */
+typedef struct probe_args {
+  gf_array out;
+  int64_t at[GF_MAX_DIMS];
+} probe_args;
+static void probe_run(const void *args) {
+  const probe_args *a = args;
+  float *out = a->out.data;
+  out[(a->at[0] * a->out.shape[1] + a->at[1]) * a->out.shape[2] + a->at[2]] = 1.0f;
+}
+static int probe_check(const void *args, char *why, size_t why_size) {
+  (void)args, (void)why, (void)why_size;
+  return 0; /* forgets to check `at` */
+}
+static const gf_param probe_params[] = {
+    {"out", GF_PARAM_ARRAY, GF_ACCESS_WRITE, 1u << GF_F32, offsetof(probe_args, out), 1, 0, 0, 0,
+     ""},
+    {"at", GF_PARAM_INDEX, GF_ACCESS_NONE, 0, offsetof(probe_args, at), 0, 6, 0, 0, ""},
+    {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+};
+
+static void test_index_outside_grid(void) {
+  gf_registry *registry = builtin_registry();
+  const gf_registrar *r = gf_registry_registrar(registry);
+  gf_kernel probe = {.name = "probe",
+                     .params = probe_params,
+                     .args_size = sizeof(probe_args),
+                     .check = probe_check,
+                     .run_cpu = probe_run};
+  CHECK_INT(r->add_kernel(r->ctx, &probe), 0);
+  gf_diag diag;
+  gf_diag_init(&diag, NULL, NULL);
+  diag.out = quiet();
+  gf_workflow *wf = NULL;
+  static const char far[] =
+      "gflow: 1\nname: p\ngrid: {shape: [8, 8, 8]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 1\n  tasks:\n    - {name: t, kernel: probe, args: {out: A, at: [5000, 0, "
+      "0]}}\n";
+  CHECK_INT(gf_workflow_load_text("p.yaml", far, sizeof far - 1, NULL, 0, registry, NULL, &diag,
+                                  &wf, NULL),
+            GF_INVALID);
+  CHECK_STR(diag.last,
+            "p.yaml:8:52: argument 'at' of probe: index 5000 is outside the grid (0..7) on axis 0");
+  static const char negative[] =
+      "gflow: 1\nname: p\ngrid: {shape: [8, 8, 8]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 1\n  tasks:\n    - {name: t, kernel: probe, args: {out: A, at: [0, 0, "
+      "-1]}}\n";
+  CHECK_INT(gf_workflow_load_text("p.yaml", negative, sizeof negative - 1, NULL, 0, registry, NULL,
+                                  &diag, &wf, NULL),
+            GF_INVALID);
+  CHECK_STR(diag.last,
+            "p.yaml:8:58: argument 'at' of probe: index -1 is outside the grid (0..7) on axis 2");
+  /* The table's default cell, 6, is checked against each grid too. */
+  static const char small[] =
+      "gflow: 1\nname: p\ngrid: {shape: [8, 4, 8]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 1\n  tasks:\n    - {name: t, kernel: probe, args: {out: A}}\n";
+  CHECK_INT(gf_workflow_load_text("p.yaml", small, sizeof small - 1, NULL, 0, registry, NULL, &diag,
+                                  &wf, NULL),
+            GF_INVALID);
+  CHECK_STR(diag.last,
+            "p.yaml:8:7: the default of argument 'at' of probe: index 6 is outside the "
+            "grid (0..3) on axis 1");
+  static const char fits[] =
+      "gflow: 1\nname: p\ngrid: {shape: [8, 8, 8]}\nfields: {A: {}}\n"
+      "loop:\n  steps: 1\n  tasks:\n    - {name: t, kernel: probe, args: {out: A, at: [7, 0, "
+      "7]}}\n";
+  CHECK_INT(gf_workflow_load_text("p.yaml", fits, sizeof fits - 1, NULL, 0, registry, NULL, &diag,
+                                  &wf, NULL),
+            GF_OK);
+  gf_workflow_free(wf);
+  /* A default that is no cell at all is the table's mistake. */
+  static const gf_param bad_default[] = {
+      {"out", GF_PARAM_ARRAY, GF_ACCESS_WRITE, 1u << GF_F32, offsetof(probe_args, out), 1, 0, 0, 0,
+       ""},
+      {"at", GF_PARAM_INDEX, GF_ACCESS_NONE, 0, offsetof(probe_args, at), 0, -3, 0, 0, ""},
+      {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+  };
+  gf_kernel bad = probe;
+  bad.name = "probe2";
+  bad.params = bad_default;
+  gf_registry_set_diag(registry, &diag);
+  CHECK_INT(r->add_kernel(r->ctx, &bad), 1);
+  CHECK_STR(diag.last, "kernel probe2 parameter 'at' has default -3, which is not a cell index");
+  gf_registry_free(registry);
+}
+
+/* wave2d's stability condition: the default cfl 0.4 passes, 0.9 is
+ * recorded at load, refused by `run` and noted by `validate`. */
+static void test_wave2d_stability(void) {
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  CHECK_INT(load("../workflows/wave2d.yaml", NULL, 0, &diag, &wf), GF_OK);
+  if (wf) {
+    CHECK(wf->tasks[0].unstable == NULL);
+    CHECK_INT(gf_workflow_check_stable(wf, GF_UNSTABLE_REFUSE, &diag), GF_OK);
+    CHECK_INT(diag.count, 0);
+  }
+  gf_workflow_free(wf);
+  /* sqrt(3/8) ~ 0.612 is the bound on a square grid */
+  gf_override stable = {"params.cfl", "0.61"}, unstable = {"params.cfl", "0.9"};
+  CHECK_INT(load("../workflows/wave2d.yaml", &stable, 1, &diag, &wf), GF_OK);
+  if (wf) CHECK(wf->tasks[0].unstable == NULL);
+  gf_workflow_free(wf);
+  CHECK_INT(load("../workflows/wave2d.yaml", &unstable, 1, &diag, &wf), GF_OK);
+  if (wf) {
+    const char *why =
+        "task 'step': kernel wave2d_4o is unstable with these arguments: "
+        "|V|*dt*sqrt(1/dx0^2 + 1/dx1^2) is 1.273, above sqrt(3)/2 = 0.866, the "
+        "stability limit of this scheme (4th order in space, leapfrog in time)";
+    char want[512];
+    gf_diag_init(&diag, wf->path, wf->source);
+    diag.out = quiet();
+    CHECK_INT(gf_workflow_check_stable(wf, GF_UNSTABLE_REFUSE, &diag), GF_INVALID);
+    snprintf(want, sizeof want,
+             "../workflows/wave2d.yaml:43:15: %s; pass --allow-unstable to run it anyway", why);
+    CHECK_STR(diag.last, want);
+    CHECK_INT(gf_workflow_check_stable(wf, GF_UNSTABLE_NOTE, &diag), GF_OK);
+    snprintf(
+        want, sizeof want,
+        "../workflows/wave2d.yaml:43:15: note: %s; gflow run refuses it without --allow-unstable",
+        why);
+    CHECK_STR(diag.last, want);
+    CHECK_INT(gf_workflow_check_stable(wf, GF_UNSTABLE_ALLOW, &diag), GF_OK);
+  }
+  gf_workflow_free(wf);
+  /* A velocity known only per cell is not judged. */
+  gf_override per_cell = {"fields.V.init", "\"vel * (1 + 0 * i0)\""};
+  gf_override both[2] = {unstable, per_cell};
+  CHECK_INT(load("../workflows/wave2d.yaml", both, 2, &diag, &wf), GF_OK);
+  if (wf) CHECK(wf->tasks[0].unstable == NULL);
+  gf_workflow_free(wf);
 }
 
 static void test_unreadable_file(void) {
@@ -828,6 +985,8 @@ int main(void) {
   RUN(test_registry);
   RUN(test_custom_kernel_args);
   RUN(test_cpu_only_task);
+  RUN(test_index_outside_grid);
+  RUN(test_wave2d_stability);
   RUN(test_unreadable_file);
   RUN(test_bad_corpus);
   RUN(test_good_corpus);

@@ -296,16 +296,17 @@ expect_contains "$err" "gflow: check failed at step 0: field 'V' instance 0 hold
 expect_exit 0 "check: a healthy run" -- "$gflow" "${small[@]}" --set 'check={}' --out "$tmp/chk4"
 expect_contains "$(cat "$tmp/chk4/array_out.dat.json" 2>/dev/null)" '"complete": true' \
   "check: a healthy run is complete"
-# A real blow-up: cfl 2.5 grows without bound, caught within 10 steps of going infinite.
+# A real blow-up: cfl 2.5 grows without bound, caught within 10 steps of going infinite
+# (run refuses it as unstable unless told to go ahead).
 expect_exit 76 "check: cfl 2.5" -- "$gflow" "${small[@]}" --set params.cfl=2.5 --set loop.steps=400 \
-  --set check.every=10 --out "$tmp/chk5"
+  --set check.every=10 --out "$tmp/chk5" --allow-unstable
 printf '%s\n' "$err" | grep -qE "^gflow: check failed at step [0-9]*9: field 'U' instance [0-4] holds (-?inf|-?nan) at cell \[[0-9]+, [0-9]+\]$" &&
   pass || fail "check: cfl 2.5: $err"
 expect_contains "$(cat "$tmp/chk5/array_out.dat.json" 2>/dev/null)" '"complete": false' \
   "check: cfl 2.5 sidecar"
 # The default check (no check: block): the seed at cfl 0.9 blows up; every
 # written field is scanned every 128 steps, the result read 32 steps later.
-expect_exit 76 "default check: cfl 0.9" -- "$gflow" "${seed[@]}" --set params.cfl=0.9 \
+expect_exit 76 "default check: cfl 0.9" -- "$gflow" "${seed[@]}" --set params.cfl=0.9 --allow-unstable \
   --out "$tmp/chk6"
 printf '%s\n' "$err" | grep -qE "^gflow: check failed at step 127: field 'U' instance [0-4] holds (-?inf|-?nan) at cell \[[0-9]+, [0-9]+\]$" &&
   pass || fail "default check: cfl 0.9: $err"
@@ -319,8 +320,8 @@ expect_exit 76 "default check: after the last step" -- "$gflow" "${small[@]}" --
   --set 'fields.V.init=vel + (i0 == 12 and i1 == 40) * 1e39' --out "$tmp/chk7"
 expect_contains "$err" "gflow: check failed at step 99: field 'U' instance 0 holds nan at cell [2, 2]" \
   "default check: after the last step"
-expect_exit 0 "check: off" -- "$gflow" "${seed[@]}" --set params.cfl=0.9 --set check=off --out "$tmp/chk8"
-expect_exit 0 "check: {every: 0}" -- "$gflow" "${seed[@]}" --set params.cfl=0.9 --set 'check={every: 0}' \
+expect_exit 0 "check: off" -- "$gflow" "${seed[@]}" --set params.cfl=0.9 --allow-unstable --set check=off --out "$tmp/chk8"
+expect_exit 0 "check: {every: 0}" -- "$gflow" "${seed[@]}" --set params.cfl=0.9 --allow-unstable --set 'check={every: 0}' \
   --out "$tmp/chk8"
 expect_exit 65 "check: on" -- "$gflow" "${seed[@]}" --set check=on --out "$tmp/chk8"
 expect_contains "$err" "check takes a mapping of its keys, or off" "check: on"

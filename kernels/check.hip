@@ -4,9 +4,10 @@
  * keeps the first index it refuses; a block takes the least of its threads'
  * and, when it found one, folds it into the scratch's index with atomicMin,
  * so the scratch ends with the first refused index of all (or stays at
- * UINT64_MAX, read on the host as -1). A one-thread kernel then reads that
- * value. Scratch and result share gf_scan_result's layout {int64 index,
- * double value}, so one 16-byte copy brings them to the host.
+ * UINT64_MAX, -1 as an int64). A one-thread kernel then writes {index,
+ * value} (gf_scan_result's layout) into the pinned result on the host, which
+ * the device reaches through its mapping, and resets the scratch for the next
+ * scan: two launches a scan, no copy, no memset.
  */
 #include "gf_hip.h"
 
@@ -46,14 +47,17 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T>
-__global__ void value_kernel(const T *x, unsigned long long *scratch) {
+__global__ void value_kernel(const T *x, unsigned long long *scratch, unsigned long long *result) {
   const unsigned long long at = scratch[0];
   double value = at == ~0ull ? 0.0 : static_cast<double>(x[at]);
-  scratch[1] = *reinterpret_cast<unsigned long long *>(&value);
+  result[0] = at; /* ~0: -1, none */
+  result[1] = *reinterpret_cast<unsigned long long *>(&value);
+  scratch[0] = ~0ull;
+  __threadfence_system();
 }
 
 template <typename T>
-int scan(const void *data, int64_t count, int finite, double max_abs, void *scratch,
+int scan(const void *data, int64_t count, int finite, double max_abs, void *scratch, void *result,
          hipStream_t stream) {
   const T *x = static_cast<const T *>(data);
   unsigned long long *s = static_cast<unsigned long long *>(scratch);
@@ -64,19 +68,19 @@ int scan(const void *data, int64_t count, int finite, double max_abs, void *scra
                        finite, max_abs, s);
   hipError_t err = hipGetLastError();
   if (err != hipSuccess) return static_cast<int>(err);
-  hipLaunchKernelGGL(value_kernel<T>, dim3(1), dim3(1), 0, stream, x, s);
+  hipLaunchKernelGGL(value_kernel<T>, dim3(1), dim3(1), 0, stream, x, s,
+                     static_cast<unsigned long long *>(result));
   return static_cast<int>(hipGetLastError());
 }
 
 }  // namespace
 
-/* Resets the 16-byte device `scratch`, scans, leaves {index, value} in it;
- * all on `stream`. Returns a hipError_t. */
+/* Scans on `stream`; {index, value} lands in pinned `result`, `scratch` (kept
+ * at ~0 between scans) is reset again. Returns a hipError_t. */
 extern "C" int gf_scan_finite_launch_gpu(const void *data, int64_t count, int is_f64, int finite,
-                                         double max_abs, void *scratch, void *stream) {
+                                         double max_abs, void *scratch, void *result,
+                                         void *stream) {
   hipStream_t s = static_cast<hipStream_t>(stream);
-  hipError_t err = hipMemsetAsync(scratch, 0xff, sizeof(unsigned long long), s);
-  if (err != hipSuccess) return static_cast<int>(err);
-  return is_f64 ? scan<double>(data, count, finite, max_abs, scratch, s)
-                : scan<float>(data, count, finite, max_abs, scratch, s);
+  return is_f64 ? scan<double>(data, count, finite, max_abs, scratch, result, s)
+                : scan<float>(data, count, finite, max_abs, scratch, result, s);
 }

@@ -58,12 +58,14 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
 
 struct gf_stream {
   hipStream_t hip;
-  void *scan_scratch; /* 16 bytes of device memory: scan_finite's {index, value} */
+  void *
+      scan_scratch; /* device memory: scan_finite's first refused index, kept at ~0 between scans */
 };
 
-/* kernels/check.hip: scans `count` values into `scratch`, on `stream`. */
+/* kernels/check.hip: scans `count` values, on `stream`, and writes the result
+ * into pinned `result`; `scratch` is left reset for the next scan. */
 int gf_scan_finite_launch_gpu(const void *data, int64_t count, int is_f64, int finite,
-                              double max_abs, void *scratch, void *stream);
+                              double max_abs, void *scratch, void *result, void *stream);
 _Static_assert(sizeof(gf_scan_result) == 16, "check.hip writes gf_scan_result as two 8-byte words");
 
 struct gf_event {
@@ -242,7 +244,9 @@ static gf_status gpu_stream_create(gf_backend *b, gf_stream **out) {
     *out = NULL;
     return gpu_fail(b, "hipStreamCreateWithFlags", err);
   }
-  if ((err = hipMalloc(&s->scan_scratch, sizeof(gf_scan_result))) != hipSuccess) {
+  if ((err = hipMalloc(&s->scan_scratch, sizeof(gf_scan_result))) != hipSuccess ||
+      (err = hipMemsetAsync(s->scan_scratch, 0xff, sizeof(gf_scan_result), s->hip)) != hipSuccess) {
+    (void)hipFree(s->scan_scratch);
     (void)hipStreamDestroy(s->hip);
     free(s);
     return gpu_fail(b, "hipMalloc", err);
@@ -474,11 +478,11 @@ static gf_status gpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel
 static gf_status gpu_scan_finite(gf_backend *b, gf_stream *s, const void *data, int64_t count,
                                  gf_dtype dtype, int finite, double max_abs,
                                  gf_scan_result *result) {
-  hipError_t err = (hipError_t)gf_scan_finite_launch_gpu(data, count, dtype == GF_F64, finite,
-                                                         max_abs, s->scan_scratch, (void *)s->hip);
+  /* Two launches and no copy: the last kernel writes `result` (pinned, so
+   * mapped into the device's address space) itself. */
+  hipError_t err = (hipError_t)gf_scan_finite_launch_gpu(
+      data, count, dtype == GF_F64, finite, max_abs, s->scan_scratch, result, (void *)s->hip);
   if (err != hipSuccess) return gpu_fail(b, "hipLaunchKernelGGL(scan_finite)", err);
-  GPU_CHECK(b, hipMemcpyAsync,
-            (result, s->scan_scratch, sizeof *result, hipMemcpyDeviceToHost, s->hip));
   return GF_OK;
 }
 

@@ -76,6 +76,8 @@ typedef struct run {
   gf_scan_result *check_results; /* pinned: one per checked instance, in check order */
   gf_event *check_done;          /* recorded on stream 0 after the scans */
   gf_event **check_join;         /* [stream]: each stream's work up to the checked step */
+  char *check_writer;            /* [stream]: 1 when work on it writes a checked field */
+  int check_bodies;              /* program bodies check_writer has seen */
   int64_t check_pending;         /* the step whose scans are in flight, -1: none */
   char check_message[512];       /* why the check stopped the run */
 } run;
@@ -337,22 +339,58 @@ static gf_status fence_step(run *r, int64_t n) {
 
 /* ---- the numerical guard ----------------------------------------------------- */
 
-/* Steps a lagged check's result waits before the host reads it: by then the
- * fences have waited for the streams to pass it, so reading costs nothing. */
-#define CHECK_LAG (2 * FENCE_STEPS)
+/* Steps a lagged check's result waits before the host reads it. The scans
+ * are issued after step n's fence; the next fence (recorded within
+ * FENCE_STEPS steps) follows them, and the host waits for that fence
+ * 2 x FENCE_STEPS steps after recording it. So after 3 x FENCE_STEPS steps the
+ * scans are known done and reading their result never stalls the host (a
+ * stall would drain the streams' queues: a bubble each check). */
+#define CHECK_LAG (3 * FENCE_STEPS)
 
-/* After step n: stream 0 waits for every stream's work so far, scans each
- * instance of each checked field on the backend, and every other stream
- * waits for the scans before its next work, so a scan sees exactly the
- * fields as step n left them. Nothing waits on the host. */
+/* Which streams write a checked field: only their work must be joined
+ * before a scan (to see step n's values) and wait for it after (not to
+ * overwrite what it reads); streams that only read the fields, such as the
+ * snapshots' copies, go on untouched. From the program's bodies, looked at
+ * again when a later stretch added bodies. */
+static void find_check_writers(run *r) {
+  const gf_workflow *wf = r->wf;
+  int nbodies = gf_program_body_count(r->program);
+  for (; r->check_bodies < nbodies; r->check_bodies++) {
+    const gf_body *body = gf_program_body(r->program, r->check_bodies);
+    for (int i = 0; i < body->ninstrs; i++) {
+      const gf_instr *in = &body->instrs[i];
+      if (in->stream < 0) continue;
+      for (int c = 0; c < wf->check.nfields; c++) {
+        int f = wf->check.fields[c], writes = 0;
+        if (in->kind == GF_I_COPY && in->dst.kind == GF_OPND_INSTANCE) writes = in->dst.field == f;
+        if (in->kind == GF_I_LAUNCH) {
+          const gf_task *task = &wf->tasks[in->task];
+          for (int a = 0; a < task->naccess; a++)
+            writes |= task->access[a].ref.field == f && (task->access[a].access & GF_ACCESS_WRITE);
+        }
+        if (writes) r->check_writer[in->stream] = 1;
+      }
+    }
+  }
+}
+
+/* After step n: the scans run on the (first) stream that writes the checked
+ * fields, after the other writing streams' work so far; those wait for the
+ * scans before their next work. A scan so sees exactly the fields as step n
+ * left them, and nothing waits on the host. */
 static gf_status check_issue(run *r, int64_t n) {
   const gf_workflow *wf = r->wf;
   const gf_check *check = &wf->check;
   gf_backend *b = r->b;
-  gf_stream *scan = r->streams[0];
-  for (int s = 1; s < r->nstreams; s++)
-    if (b->ops->event_record(b, r->check_join[s], r->streams[s]) != GF_OK ||
-        b->ops->stream_wait_event(b, scan, r->check_join[s]) != GF_OK)
+  find_check_writers(r);
+  int scan_on = 0;
+  while (scan_on < r->nstreams - 1 && !r->check_writer[scan_on]) scan_on++;
+  if (!r->check_writer[scan_on]) scan_on = 0;
+  gf_stream *scan = r->streams[scan_on];
+  for (int s = 0; s < r->nstreams; s++)
+    if (s != scan_on && r->check_writer[s] &&
+        (b->ops->event_record(b, r->check_join[s], r->streams[s]) != GF_OK ||
+         b->ops->stream_wait_event(b, scan, r->check_join[s]) != GF_OK))
       return gf_diag_error(r->diag, GF_INTERNAL, "check at step %" PRId64 ": stream %s: %s", n,
                            gf_plan_stream_name(r->plan, s), b->error);
   int i = 0;
@@ -369,8 +407,9 @@ static gf_status check_issue(run *r, int64_t n) {
   }
   if (b->ops->event_record(b, r->check_done, scan) != GF_OK)
     return gf_diag_error(r->diag, GF_INTERNAL, "check at step %" PRId64 ": %s", n, b->error);
-  for (int s = 1; s < r->nstreams; s++)
-    if (b->ops->stream_wait_event(b, r->streams[s], r->check_done) != GF_OK)
+  for (int s = 0; s < r->nstreams; s++)
+    if (s != scan_on && r->check_writer[s] &&
+        b->ops->stream_wait_event(b, r->streams[s], r->check_done) != GF_OK)
       return gf_diag_error(r->diag, GF_INTERNAL, "check at step %" PRId64 ": stream %s: %s", n,
                            gf_plan_stream_name(r->plan, s), b->error);
   r->check_pending = n;
@@ -446,7 +485,8 @@ static gf_status check_prepare(run *r) {
                       "cannot allocate the check's host buffer (%zu bytes): %s",
                       count * sizeof *r->check_results, b->error);
   r->check_join = gf_calloc((size_t)r->nstreams, sizeof *r->check_join);
-  if (!r->check_join) return gf_oom(r->diag, "preparing the check");
+  r->check_writer = gf_calloc((size_t)r->nstreams, 1);
+  if (!r->check_join || !r->check_writer) return gf_oom(r->diag, "preparing the check");
   for (int s = 0; s <= r->nstreams; s++) /* stream 0 needs no join: it scans */
     if (s != 0 &&
         b->ops->event_create(b, s < r->nstreams ? &r->check_join[s] : &r->check_done) != GF_OK)
@@ -460,6 +500,7 @@ static void check_release(run *r) {
     if (r->check_join[s]) b->ops->event_destroy(b, r->check_join[s]);
   if (r->check_done) b->ops->event_destroy(b, r->check_done);
   free(r->check_join);
+  free(r->check_writer);
 }
 
 /* ---- report ---------------------------------------------------------------- */

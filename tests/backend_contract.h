@@ -743,8 +743,10 @@ static void contract_scan_finite(const contract_ctx *c) {
   contract_wave_reset(b, s, &w);
   contract_scan(b, s, dev, f32, n, GF_F32, 1, INFINITY, &r[6]);
   contract_wave_chain(b, s, &w, c->steps);
-  CHECK_INT(b->ops->copy_async(b, s, dev, w.zeros, w.bytes, contract_no_tag), GF_OK);
-  CHECK_INT(b->ops->scan_finite(b, s, dev, (int64_t)(w.bytes / sizeof(float)), GF_F32, 1, INFINITY,
+  /* (the wave's field may be larger than `dev`: a GPU's chain is 4096^2) */
+  size_t clean = w.bytes < (size_t)n * sizeof *f32 ? w.bytes : (size_t)n * sizeof *f32;
+  CHECK_INT(b->ops->copy_async(b, s, dev, w.zeros, clean, contract_no_tag), GF_OK);
+  CHECK_INT(b->ops->scan_finite(b, s, dev, (int64_t)(clean / sizeof(float)), GF_F32, 1, INFINITY,
                                 &r[7]),
             GF_OK);
   CHECK_INT(b->ops->event_record(b, e, s), GF_OK);

@@ -305,12 +305,12 @@ printf '%s\n' "$err" | grep -qE "^gflow: check failed at step [0-9]*9: field 'U'
 expect_contains "$(cat "$tmp/chk5/array_out.dat.json" 2>/dev/null)" '"complete": false' \
   "check: cfl 2.5 sidecar"
 # The default check (no check: block): the seed at cfl 0.9 blows up; every
-# written field is scanned every 128 steps, the result read 32 steps later.
+# written field is scanned every 128 steps, the result read 48 steps later.
 expect_exit 76 "default check: cfl 0.9" -- "$gflow" "${seed[@]}" --set params.cfl=0.9 --allow-unstable \
   --out "$tmp/chk6"
 printf '%s\n' "$err" | grep -qE "^gflow: check failed at step 127: field 'U' instance [0-4] holds (-?inf|-?nan) at cell \[[0-9]+, [0-9]+\]$" &&
   pass || fail "default check: cfl 0.9: $err"
-expect_last_line "gflow: stopped by the check after step 159; outputs hold steps 0 to 159: array_out.dat planes [[2, 159]]" \
+expect_last_line "gflow: stopped by the check after step 175; outputs hold steps 0 to 175: array_out.dat planes [[2, 175]]" \
   "default check: what the outputs hold"
 expect_contains "$(cat "$tmp/chk6/array_out.dat.json" 2>/dev/null)" '"complete": false' \
   "default check: sidecar"

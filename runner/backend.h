@@ -70,6 +70,7 @@ enum {
   GF_TIMED_COPY = 1,
   GF_TIMED_HOST_WAIT = 2, /* the host waited for an event or a stream */
   GF_TIMED_HOST_CALL = 3, /* a host function of a task (a hook, handing a plane to the writer) */
+  GF_TIMED_WRITE = 4,     /* the writer thread wrote a plane to its file (tag.stream: -2) */
 };
 
 /* One operation as it ran: start and end in nanoseconds on the host's

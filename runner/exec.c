@@ -131,15 +131,24 @@ static gf_status start_trace(run *r, const gf_run_options *options) {
   const gf_workflow *wf = r->wf;
   const char **streams = gf_calloc((size_t)r->nstreams + 1, sizeof *streams);
   const char **tasks = gf_calloc((size_t)wf->ntasks + 1, sizeof *tasks);
+  char **details = gf_calloc((size_t)wf->ntasks + 1, sizeof *details);
   char process[512];
   snprintf(process, sizeof process, "gflow %s (%s)", wf->name, r->b->description);
   for (int s = 0; streams && s < r->nstreams; s++) streams[s] = gf_plan_stream_name(r->plan, s);
-  for (int t = 0; tasks && t < wf->ntasks; t++) tasks[t] = wf->tasks[t].name;
-  if (streams && tasks)
-    r->trace = gf_trace_create(streams, r->nstreams, tasks, wf->ntasks, process,
-                               options->trace_first, options->trace_end);
+  int ok = streams && tasks && details;
+  for (int t = 0; ok && t < wf->ntasks; t++) {
+    const gf_task *task = &wf->tasks[t];
+    tasks[t] = task->name;
+    ok = (details[t] = gf_asprintf("%s %s", task->kind->name, task->kind->describe(wf, task))) !=
+         NULL;
+  }
+  if (ok)
+    r->trace = gf_trace_create(streams, r->nstreams, tasks, (const char *const *)details,
+                               wf->ntasks, process, options->trace_first, options->trace_end);
+  for (int t = 0; details && t < wf->ntasks; t++) free(details[t]);
   free(streams);
   free(tasks);
+  free(details);
   r->last_op = gf_calloc((size_t)r->nstreams + 1, sizeof *r->last_op);
   r->recorded = gf_calloc((size_t)r->nevents + 1, sizeof *r->recorded);
   r->waiting = gf_calloc((size_t)r->nstreams + 1, sizeof *r->waiting);
@@ -258,7 +267,7 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
       st = GF_OK;
       double plane = gf_eval_number(r->eval, in->param, in->task, n, &st);
       if (st != GF_OK) return st;
-      gf_writer_submit(r->writer, r->staged_slot, in->file, (int64_t)plane);
+      gf_writer_submit(r->writer, r->staged_slot, in->file, (int64_t)plane, n);
       r->staged_slot = -1;
       return GF_OK;
     }

@@ -37,10 +37,17 @@ static int plane_written(const out_file *f, int64_t plane) {
   return (f->written[plane >> 3] >> (plane & 7)) & 1;
 }
 
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 typedef struct job {
   int slot;
   int file;
   int64_t plane;
+  int64_t step; /* whose output it is, for the sink */
 } job;
 
 struct gf_writer {
@@ -287,6 +294,8 @@ static void *writer_main(void *arg) {
       atomic_store(&w->failed, GF_INTERNAL);
       failed = 1;
     }
+    const gf_op_sink *sink = &w->backend->sink;
+    int64_t started = sink->report ? now_ns() : 0;
     if (!failed && write_all(f->fd, w->buffers[j.slot], f->plane_bytes,
                              (off_t)(j.plane * (int64_t)f->plane_bytes)) != 0) {
       gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
@@ -299,6 +308,12 @@ static void *writer_main(void *arg) {
       f->nwritten++;
     }
     if (!failed) atomic_fetch_add(&w->bytes_written, (int64_t)f->plane_bytes);
+    if (!failed && sink->report)
+      sink->report(sink->user, &(gf_op_timing){.tag = {f->task, j.step, -2},
+                                               .kind = GF_TIMED_WRITE,
+                                               .bytes = f->plane_bytes,
+                                               .start_ns = started,
+                                               .end_ns = now_ns()});
 
     pthread_mutex_lock(&w->lock);
     w->head = (w->head + 1) % w->nslots;
@@ -393,9 +408,9 @@ gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **r
   return st;
 }
 
-void gf_writer_submit(gf_writer *w, int slot, int file, int64_t plane) {
+void gf_writer_submit(gf_writer *w, int slot, int file, int64_t plane, int64_t step) {
   pthread_mutex_lock(&w->lock);
-  w->queue[(w->head + w->count) % w->nslots] = (job){slot, file, plane};
+  w->queue[(w->head + w->count) % w->nslots] = (job){slot, file, plane, step};
   w->count++;
   pthread_cond_broadcast(&w->changed);
   pthread_mutex_unlock(&w->lock);

@@ -38,8 +38,10 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
  * failed, so the time loop stops at the next output. */
 gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **ready);
 
-/* Hands a filled buffer to the writer thread: plane `plane` of wf->files[file]. */
-void gf_writer_submit(gf_writer *w, int slot, int file, int64_t plane);
+/* Hands a filled buffer to the writer thread: plane `plane` of wf->files[file],
+ * the output of step `step`. When the backend has a sink, the writer reports
+ * each plane it writes to it (GF_TIMED_WRITE). */
+void gf_writer_submit(gf_writer *w, int slot, int file, int64_t plane, int64_t step);
 
 /* Bytes of planes written to the files so far (any thread may ask). */
 int64_t gf_writer_bytes_written(gf_writer *w);

@@ -18,6 +18,7 @@ struct gf_trace {
   char **streams;
   int nstreams;
   char **tasks;
+  char **details;
   int ntasks;
   char *process;
   int64_t first_step, end_step;
@@ -40,8 +41,9 @@ static char **copy_names(const char *const *names, int count) {
 }
 
 gf_trace *gf_trace_create(const char *const *stream_names, int nstreams,
-                          const char *const *task_names, int ntasks, const char *process_name,
-                          int64_t first_step, int64_t end_step) {
+                          const char *const *task_names, const char *const *task_details,
+                          int ntasks, const char *process_name, int64_t first_step,
+                          int64_t end_step) {
   gf_trace *t = gf_calloc(1, sizeof *t);
   if (!t) return NULL;
   pthread_mutex_init(&t->lock, NULL);
@@ -51,8 +53,9 @@ gf_trace *gf_trace_create(const char *const *stream_names, int nstreams,
   t->end_step = end_step;
   t->streams = copy_names(stream_names, nstreams);
   t->tasks = copy_names(task_names, ntasks);
+  t->details = copy_names(task_details, ntasks);
   t->process = gf_strdup(process_name);
-  if (!t->streams || !t->tasks || !t->process) {
+  if (!t->streams || !t->tasks || !t->details || !t->process) {
     gf_trace_free(t);
     return NULL;
   }
@@ -63,8 +66,10 @@ void gf_trace_free(gf_trace *t) {
   if (!t) return;
   for (int i = 0; t->streams && i < t->nstreams; i++) free(t->streams[i]);
   for (int i = 0; t->tasks && i < t->ntasks; i++) free(t->tasks[i]);
+  for (int i = 0; t->details && i < t->ntasks; i++) free(t->details[i]);
   free(t->streams);
   free(t->tasks);
+  free(t->details);
   free(t->process);
   free(t->slices);
   free(t->flows);
@@ -123,14 +128,16 @@ static const char *kind_name(int kind) {
       return "host wait";
     case GF_TIMED_HOST_CALL:
       return "host call";
+    case GF_TIMED_WRITE:
+      return "file write";
     default:
       return "?";
   }
 }
 
-/* Track ids: 1 the host, 2 + s stream s. */
+/* Track ids: 1 the host (stream -1), 2 the writer thread (-2), 3 + s stream s. */
 static int track_of(int stream) {
-  return stream < 0 ? 1 : 2 + stream;
+  return stream == -2 ? 2 : stream < 0 ? 1 : 3 + stream;
 }
 
 static uint64_t key_hash(gf_trace_key k) {
@@ -195,6 +202,7 @@ gf_status gf_trace_write(gf_trace *t, const char *path, gf_diag *diag) {
   gf_text_json(&j, t->process);
   gf_text_puts(&j, "}}");
   track_name(&j, 1, 1, "host", 0);
+  track_name(&j, 1, 2, "writer thread", t->nstreams + 1);
   for (int s = 0; s < t->nstreams; s++) track_name(&j, 1, track_of(s), t->streams[s], 1 + s);
   for (int64_t i = 0; i < t->nslices; i++) {
     const gf_op_timing *s = &t->slices[i];
@@ -204,10 +212,13 @@ gf_status gf_trace_write(gf_trace *t, const char *path, gf_diag *diag) {
     gf_text_json(&j, name);
     gf_text_printf(&j,
                    ", \"cat\": \"%s\", \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"args\": "
-                   "{\"step\": %" PRId64 ", \"bytes\": %zu, \"operation\": \"%s\"}}",
+                   "{\"step\": %" PRId64 ", \"bytes\": %zu, \"operation\": \"%s\", \"task\": ",
                    kind_name(s->kind), track_of(s->tag.stream), (double)(s->start_ns - base) / 1e3,
                    (double)(s->end_ns - s->start_ns) / 1e3, s->tag.step, s->bytes,
                    kind_name(s->kind));
+    gf_text_json(&j, s->tag.task >= 0 && s->tag.task < t->ntasks ? t->details[s->tag.task]
+                                                                 : "initial values");
+    gf_text_puts(&j, "}}");
   }
   slice_index ix = {0};
   if (t->nflows && !build_index(&ix, t)) {

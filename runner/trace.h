@@ -35,10 +35,12 @@ typedef struct gf_trace_key {
   int kind; /* GF_TIMED_* */
 } gf_trace_key;
 
-/* `stream_names[count]` name the tracks; `task_names[ntasks]` the slices. */
+/* `stream_names[count]` name the tracks; `task_names[ntasks]` the slices,
+ * `task_details[ntasks]` ("kernel wave2d_4o") go into their args. */
 gf_trace *gf_trace_create(const char *const *stream_names, int nstreams,
-                          const char *const *task_names, int ntasks, const char *process_name,
-                          int64_t first_step, int64_t end_step);
+                          const char *const *task_names, const char *const *task_details,
+                          int ntasks, const char *process_name, int64_t first_step,
+                          int64_t end_step);
 void gf_trace_free(gf_trace *trace);
 
 /* A gf_op_sink report function; `user` is the trace. */

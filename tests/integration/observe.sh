@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # observe.sh - seeing a run: the timeline (`--trace`) and the progress lines.
 # The timeline of a small run against the plan:
-# Every kernel launch and output copy of the traced steps appears once, on its
-# stream's track, in step order; the event dependencies the workflow states
+# Every kernel launch, output copy and file write of the traced steps appears
+# once, on its stream's track (the writer thread's for writes), in step order; the event dependencies the workflow states
 # (`after: [step@n-2]`, `after: [snapshot@n-3]`) are flow arrows between the
 # right slices; --trace-steps bounds what is kept.
 # Progress, when stderr is not a terminal: timestamped lines, steps rising;
@@ -31,12 +31,17 @@ expect(steps and min(steps) == first and max(steps) == end - 1, f"steps {min(ste
 for n in range(first, end):
     launches = [s for s in slices if s["name"] == "step" and s["args"]["step"] == n]
     expect(len(launches) == 1 and tracks[launches[0]["tid"]] == "compute", f"step {n}: launches {launches}")
+    expect(launches and launches[0]["args"]["task"] == "kernel wave2d_4o", f"step {n}: the launch's kernel")
     copies = [s for s in slices if s["name"] == "snapshot" and s["cat"] == "copy" and s["args"]["step"] == n]
     if not 1 < n < 63:  # `when: n > 1 and n < nt - 1`
         expect(not copies, f"step {n}: a snapshot that should not run")
         continue
     expect(len(copies) == 1 and tracks[copies[0]["tid"]] == f"io[{n % 5}]", f"step {n}: snapshot copies {copies}")
     expect(copies and copies[0]["args"]["bytes"] == 32 * 32 * 4, f"step {n}: copy bytes")
+    writes = [s for s in slices if s["name"] == "snapshot" and s["cat"] == "file write" and s["args"]["step"] == n]
+    expect(len(writes) == 1 and tracks[writes[0]["tid"]] == "writer thread", f"step {n}: file writes {writes}")
+    expect(writes and writes[0]["args"]["task"] == "output array_out.dat", f"step {n}: the write's task")
+    expect(writes and copies and writes[0]["ts"] >= copies[0]["ts"], f"step {n}: written before it was copied")
 for tid in tracks:  # a track's slices run one after another, in issue order
     on = sorted((s for s in slices if s["tid"] == tid and s["args"]["step"] >= 0), key=lambda s: s["ts"])
     for a, b in zip(on, on[1:]):

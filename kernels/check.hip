@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   best[threadIdx.x] = mine;
   __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
+  for (unsigned half = kThreads / 2; half > 0; half /= 2) {
     if (threadIdx.x < half && best[threadIdx.x + half] < best[threadIdx.x])
       best[threadIdx.x] = best[threadIdx.x + half];
     __syncthreads();

@@ -91,7 +91,16 @@ typedef struct gf_op_timing {
 typedef struct gf_op_sink {
   void (*report)(void *user, const gf_op_timing *timing);
   void *user;
+  /* The host-side records the listener wants too, bits 1u << GF_TIMED_*
+   * (GF_TIMED_HOST_WAIT, _HOST_CALL, _WRITE: the executor's and the writer
+   * thread's). 0: none, and the host times none of its own work. */
+  unsigned host_kinds;
 } gf_op_sink;
+
+/* Whether `sink` wants the host-side records of `kind`. */
+static inline int gf_sink_wants(const gf_op_sink *sink, int kind) {
+  return sink->report && (sink->host_kinds & (1u << kind));
+}
 
 /* Busy time of one task on the device: gf_task_timing_report sums the
  * launches and copies reported into an array of these indexed by tag.task

@@ -316,7 +316,7 @@ static gf_status run_body(run *r, const gf_body *body, int64_t n) {
     int64_t t1 = now_ns();
     r->backend_ns += t1 - t0;
     int kind = host_timed_kind(in->kind);
-    if (sink->report && kind >= 0)
+    if (kind >= 0 && gf_sink_wants(sink, kind))
       sink->report(
           sink->user,
           &(gf_op_timing){.tag = {in->task, n, -1}, .kind = kind, .start_ns = t0, .end_ns = t1});
@@ -710,7 +710,10 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.timing = gf_calloc((size_t)wf->ntasks, sizeof *r.timing);
   r.count = gf_calloc((size_t)wf->ntasks, sizeof *r.count);
   r.temps = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.temps);
-  b->sink = (gf_op_sink){run_sink, &r};
+  /* The host's own work is timed for the trace alone. */
+  unsigned host_kinds =
+      (1u << GF_TIMED_HOST_WAIT) | (1u << GF_TIMED_HOST_CALL) | (1u << GF_TIMED_WRITE);
+  b->sink = (gf_op_sink){run_sink, &r, options->trace_path ? host_kinds : 0};
   gf_status st = r.timing && r.count && r.temps ? GF_OK : gf_oom(diag, "starting the run");
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
@@ -792,7 +795,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   gf_memory_destroy(r.memory);
   free(r.count);
   free(r.temps);
-  b->sink = (gf_op_sink){NULL, NULL};
+  b->sink = (gf_op_sink){NULL, NULL, 0};
   free_trace(&r);
   free(r.timing);
   return st;

@@ -612,7 +612,7 @@ static void contract_sink_reports(const contract_ctx *c) {
     /* Set-up work before the sink is installed is not reported. */
     contract_wave_reset(b, s[0], &w);
     CHECK_INT(b->ops->synchronize(b), GF_OK);
-    b->sink = (gf_op_sink){contract_sink_report, &k};
+    b->sink = (gf_op_sink){contract_sink_report, &k, 0};
     k.count = 0;
     int64_t before = contract_now_ns();
     int n = contract_sink_work(b, s, &w, host, expected);
@@ -664,7 +664,7 @@ static void contract_sink_reports(const contract_ctx *c) {
       free(by_step);
       free(seen);
     }
-    b->sink = (gf_op_sink){NULL, NULL};
+    b->sink = (gf_op_sink){NULL, NULL, 0};
     b->ops->free(b, GF_SPACE_PINNED, host, NULL);
     contract_wave_close(b, &w);
     b->ops->destroy(b);
@@ -746,9 +746,9 @@ static void contract_scan_finite(const contract_ctx *c) {
   /* (the wave's field may be larger than `dev`: a GPU's chain is 4096^2) */
   size_t clean = w.bytes < (size_t)n * sizeof *f32 ? w.bytes : (size_t)n * sizeof *f32;
   CHECK_INT(b->ops->copy_async(b, s, dev, w.zeros, clean, contract_no_tag), GF_OK);
-  CHECK_INT(b->ops->scan_finite(b, s, dev, (int64_t)(clean / sizeof(float)), GF_F32, 1, INFINITY,
-                                &r[7]),
-            GF_OK);
+  CHECK_INT(
+      b->ops->scan_finite(b, s, dev, (int64_t)(clean / sizeof(float)), GF_F32, 1, INFINITY, &r[7]),
+      GF_OK);
   CHECK_INT(b->ops->event_record(b, e, s), GF_OK);
   CHECK_INT(b->ops->event_synchronize(b, e), GF_OK);
   CHECK_INT(r[6].index, 7);

@@ -420,19 +420,6 @@ static gf_status parse_args(int argc, char **argv, cli *c) {
   return GF_OK;
 }
 
-static gf_status open_registry(const cli *c, gf_diag *diag, gf_registry **out) {
-  gf_registry *registry = gf_registry_create();
-  *out = registry;
-  /* The built-in tables are checked by the tests: only memory can refuse them. */
-  if (!registry || gf_kernels_register_builtin(gf_registry_registrar(registry)) != 0)
-    return gf_oom(diag, "registering the built-in kernels");
-  for (int i = 0; i < c->nplugins; i++) {
-    gf_status st = gf_registry_load_plugin(registry, c->plugins[i], diag);
-    if (st != GF_OK) return st;
-  }
-  return GF_OK;
-}
-
 static const char *param_type_name(gf_param_type type) {
   switch (type) {
     case GF_PARAM_ARRAY:
@@ -587,7 +574,7 @@ static gf_status run_command(cli *c) {
   gf_program *program = NULL;
   gf_eval *eval = NULL;
   gf_backend *backend = NULL;
-  gf_status st = open_registry(c, &diag, &registry);
+  gf_status st = gf_registry_open(c->plugins, c->nplugins, &diag, &registry);
 
   if (st == GF_OK && c->command->bit == CMD_KERNELS) {
     print_kernels(registry);

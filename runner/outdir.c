@@ -15,9 +15,9 @@ static gf_status unknown_key(const char *key, size_t len, const gf_flat *keys, g
     gf_text_printf(&known, "%s%s", i ? ", " : "", keys->items[i].key);
   char *list = gf_text_take(&known);
   if (!list) return gf_oom(diag, "expanding --out");
-  gf_status st = gf_diag_error(diag, GF_USAGE,
-                               "--out: unknown key '{%.*s}'; the workflow's keys are: %s",
-                               (int)len, key, list);
+  gf_status st =
+      gf_diag_error(diag, GF_USAGE, "--out: unknown key '{%.*s}'; the workflow's keys are: %s",
+                    (int)len, key, list);
   free(list);
   return st;
 }

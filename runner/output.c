@@ -144,7 +144,7 @@ gf_status gf_write_file_atomic(const char *dir, const char *name, const char *te
   return st;
 }
 
-static gf_status make_dirs(const char *path, gf_diag *diag) {
+gf_status gf_make_dirs(const char *path, gf_diag *diag) {
   char *p = gf_strdup(path);
   if (!p) return gf_oom(diag, "creating the output folder");
   for (char *s = p + 1; *s; s++) {
@@ -295,7 +295,8 @@ static void *writer_main(void *arg) {
       failed = 1;
     }
     const gf_op_sink *sink = &w->backend->sink;
-    int64_t started = sink->report ? now_ns() : 0;
+    int timed = gf_sink_wants(sink, GF_TIMED_WRITE);
+    int64_t started = timed ? now_ns() : 0;
     if (!failed && write_all(f->fd, w->buffers[j.slot], f->plane_bytes,
                              (off_t)(j.plane * (int64_t)f->plane_bytes)) != 0) {
       gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
@@ -308,7 +309,7 @@ static void *writer_main(void *arg) {
       f->nwritten++;
     }
     if (!failed) atomic_fetch_add(&w->bytes_written, (int64_t)f->plane_bytes);
-    if (!failed && sink->report)
+    if (!failed && timed)
       sink->report(sink->user, &(gf_op_timing){.tag = {f->task, j.step, -2},
                                                .kind = GF_TIMED_WRITE,
                                                .bytes = f->plane_bytes,
@@ -341,7 +342,7 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
   w->files = gf_calloc((size_t)wf->nfiles, sizeof *w->files);
   if (!w->dir || !w->files) return gf_oom(diag, "creating the output writer");
 
-  gf_status st = make_dirs(out_dir, diag);
+  gf_status st = gf_make_dirs(out_dir, diag);
   if (st == GF_OK) st = lock_folder(w, out_dir, diag);
   if (st == GF_OK && !force) st = check_space(wf, out_dir, diag);
   if (st != GF_OK) return st;

@@ -86,6 +86,10 @@ char *gf_writer_summary(const gf_writer *w);
 
 void gf_writer_destroy(gf_writer *w);
 
+/* Creates the folder `path` and its parents as needed (mkdir -p);
+ * GF_CANTCREATE, reported as `cannot create output folder PATH: why`. */
+gf_status gf_make_dirs(const char *path, gf_diag *diag);
+
 /* Removes DIR/NAME (taking back what a failed finish made stale); needs no memory. */
 void gf_remove_file(const char *dir, const char *name);
 

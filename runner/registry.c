@@ -186,3 +186,17 @@ fail_close:
   dlclose(handle);
   return GF_INVALID;
 }
+
+gf_status gf_registry_open(const char *const *plugins, int nplugins, gf_diag *diag,
+                           gf_registry **out) {
+  gf_registry *registry = gf_registry_create();
+  *out = registry;
+  /* The built-in tables are checked by the tests: only memory can refuse them. */
+  if (!registry || gf_kernels_register_builtin(gf_registry_registrar(registry)) != 0)
+    return gf_oom(diag, "registering the built-in kernels");
+  for (int i = 0; i < nplugins; i++) {
+    gf_status st = gf_registry_load_plugin(registry, plugins[i], diag);
+    if (st != GF_OK) return st;
+  }
+  return GF_OK;
+}

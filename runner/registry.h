@@ -32,6 +32,12 @@ const gf_kernel *gf_registry_at(const gf_registry *registry, int i);
 /* dlopens a plugin and runs its init. Reports through `diag` on failure. */
 gf_status gf_registry_load_plugin(gf_registry *registry, const char *path, gf_diag *diag);
 
+/* A registry of the built-in kernels and those of `plugins`: what every
+ * command that loads workflows starts from. *out is set even on failure
+ * (free it with gf_registry_free). */
+gf_status gf_registry_open(const char *const *plugins, int nplugins, gf_diag *diag,
+                           gf_registry **out);
+
 /* kernels/builtin.c: registers every built-in kernel. */
 int gf_kernels_register_builtin(const gf_registrar *registrar);
 

@@ -757,21 +757,6 @@ static gf_status load_quietly(const sweep *s, const char *path, const gf_overrid
   return st;
 }
 
-static int mkdirs(const char *path) {
-  char buf[PATH_MAX];
-  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return ENAMETOOLONG;
-  for (char *p = buf + 1;; p++) {
-    if (*p && *p != '/') continue;
-    char c = *p;
-    *p = '\0';
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return errno;
-    if (!c) break;
-    *p = c;
-  }
-  struct stat info;
-  return stat(buf, &info) == 0 && S_ISDIR(info.st_mode) ? 0 : ENOTDIR;
-}
-
 /* timings.json of a finished run: complete, total_s, gpts_per_s. */
 static int read_timings(const char *dir, double *total_ms, double *gpts) {
   char *path = gf_asprintf("%s/timings.json", dir), *text = NULL;
@@ -846,8 +831,9 @@ static gf_status generate_point(sweep *s, int i) {
   }
   char *yaml = NULL, *config = NULL, *old = NULL, *again_messages = NULL;
   if (st == GF_INVALID || st == GF_NOINPUT) {
-    int e = mkdirs(pt->dir);
-    if (e) fprintf(stderr, "gflow: cannot create %s: %s\n", pt->dir, strerror(e));
+    gf_diag diag;
+    gf_diag_init(&diag, NULL, NULL);
+    (void)gf_make_dirs(pt->dir, &diag); /* reported; the point has failed anyway */
     report_point(pt, messages);
     pt->state = PT_FAILED;
     pt->exit_code = (int)st;
@@ -855,13 +841,10 @@ static gf_status generate_point(sweep *s, int i) {
   } else if (st == GF_OK) {
     gf_diag diag;
     gf_diag_init(&diag, NULL, NULL);
-    int e = mkdirs(pt->dir);
+    st = gf_make_dirs(pt->dir, &diag);
     yaml = gf_workflow_resolved_yaml(wf);
     config = gf_asprintf("%s/config.yaml", pt->dir);
-    if (e)
-      st = gf_diag_error(&diag, GF_CANTCREATE, "cannot create %s: %s", pt->dir, strerror(e));
-    else if (!yaml || !config)
-      st = gf_oom(&diag, "generating a point");
+    if (st == GF_OK && (!yaml || !config)) st = gf_oom(&diag, "generating a point");
     FILE *quiet = st == GF_OK ? fopen("/dev/null", "w") : NULL;
     gf_diag silent;
     gf_diag_init(&silent, NULL, NULL);
@@ -1307,19 +1290,6 @@ static void sweep_free(sweep *s) {
   gf_registry_free(s->registry);
 }
 
-static gf_status open_registry(sweep *s) {
-  gf_diag diag;
-  gf_diag_init(&diag, NULL, NULL);
-  s->registry = gf_registry_create();
-  if (!s->registry || gf_kernels_register_builtin(gf_registry_registrar(s->registry)) != 0)
-    return gf_oom(&diag, "registering the built-in kernels");
-  for (int i = 0; i < s->nplugins; i++) {
-    gf_status st = gf_registry_load_plugin(s->registry, s->plugins[i], &diag);
-    if (st != GF_OK) return st;
-  }
-  return GF_OK;
-}
-
 static gf_status sweep_command(sweep *s, int argc, char **argv) {
   cli_sweep c = {.gpus = -1};
   gf_status st = parse_args(argc, argv, s, &c);
@@ -1332,15 +1302,17 @@ static gf_status sweep_command(sweep *s, int argc, char **argv) {
   if (st == GF_OK) st = apply_cli(s, &c);
   free(c.m);
   free(c.z);
-  if (st == GF_OK) st = open_registry(s);
+  if (st == GF_OK) {
+    gf_diag diag;
+    gf_diag_init(&diag, NULL, NULL);
+    st = gf_registry_open(s->plugins, s->nplugins, &diag, &s->registry);
+  }
   if (st == GF_OK) st = check_params(s);
   if (st == GF_OK) st = make_points(s);
   if (st == GF_OK) {
-    int e = mkdirs(s->out);
-    if (e) {
-      fprintf(stderr, "gflow: cannot create %s: %s\n", s->out, strerror(e));
-      st = GF_CANTCREATE;
-    }
+    gf_diag diag;
+    gf_diag_init(&diag, NULL, NULL);
+    st = gf_make_dirs(s->out, &diag);
   }
   for (int i = 0; st == GF_OK && i < s->npoints; i++) st = generate_point(s, i);
   if (st != GF_OK) return st;

@@ -23,9 +23,10 @@ struct gf_trace {
   char *process;
   int64_t first_step, end_step;
   gf_op_timing *slices;
-  int64_t nslices, slices_cap, dropped;
+  int nslices, slices_cap; /* at most GF_TRACE_MAX_SLICES */
+  int64_t dropped;
   flow *flows;
-  int64_t nflows, flows_cap;
+  int nflows, flows_cap;
   int out_of_memory;
 };
 
@@ -81,24 +82,13 @@ static int in_window(const gf_trace *t, int64_t step) {
   return step < 0 || (step >= t->first_step && step < t->end_step);
 }
 
-/* Grows `*array` (of `size`-byte items) to hold one more; 0 when it cannot. */
-static int room_for_one(void **array, int64_t *cap, int64_t count, size_t size) {
-  if (count < *cap) return 1;
-  int64_t want = *cap ? 2 * *cap : 1024;
-  void *grown = gf_realloc(*array, (size_t)want * size);
-  if (!grown) return 0;
-  *array = grown;
-  *cap = want;
-  return 1;
-}
-
 void gf_trace_report(void *user, const gf_op_timing *timing) {
   gf_trace *t = user;
   if (!in_window(t, timing->tag.step)) return;
   pthread_mutex_lock(&t->lock);
   if (t->nslices >= GF_TRACE_MAX_SLICES) {
     t->dropped++;
-  } else if (!room_for_one((void **)&t->slices, &t->slices_cap, t->nslices, sizeof *t->slices)) {
+  } else if (GF_GROW(t->slices, t->slices_cap, t->nslices + 1) != GF_OK) {
     t->out_of_memory = 1;
     t->dropped++;
   } else {
@@ -110,8 +100,7 @@ void gf_trace_report(void *user, const gf_op_timing *timing) {
 void gf_trace_flow(gf_trace *t, gf_trace_key producer, gf_trace_key consumer) {
   if (!in_window(t, producer.step) || !in_window(t, consumer.step)) return;
   pthread_mutex_lock(&t->lock);
-  if (t->nflows < GF_TRACE_MAX_SLICES &&
-      room_for_one((void **)&t->flows, &t->flows_cap, t->nflows, sizeof *t->flows))
+  if (t->nflows < GF_TRACE_MAX_SLICES && GF_GROW(t->flows, t->flows_cap, t->nflows + 1) == GF_OK)
     t->flows[t->nflows++] = (flow){producer, consumer};
   pthread_mutex_unlock(&t->lock);
 }

@@ -85,15 +85,16 @@ typedef struct contract_wave {
   float *zeros, *velocity;
 } contract_wave;
 
-static gf_array contract_field(void *data, int64_t n) {
+/* A 2-D f32 field of n0 x n1 cells with unit spacing (the wave2d tests'). */
+static gf_array contract_field(void *data, int64_t n0, int64_t n1, int halo) {
   gf_array a;
   memset(&a, 0, sizeof a);
   a.data = data;
   a.dtype = GF_F32;
   a.ndim = 2;
-  a.shape[0] = n, a.shape[1] = n, a.shape[2] = 1;
+  a.shape[0] = n0, a.shape[1] = n1, a.shape[2] = 1;
   a.spacing[0] = a.spacing[1] = a.spacing[2] = 1.0;
-  a.halo = 2;
+  a.halo = halo;
   return a;
 }
 
@@ -135,10 +136,10 @@ static void contract_wave_step(gf_backend *b, gf_stream *s, contract_wave *w, in
                                gf_tag tag) {
   gf_wave2d_args a;
   memset(&a, 0, sizeof a);
-  a.U0 = contract_field(w->f[step % 3], w->n);
-  a.U1 = contract_field(w->f[(step + 1) % 3], w->n);
-  a.U2 = contract_field(w->f[(step + 2) % 3], w->n);
-  a.V = contract_field(w->f[3], w->n);
+  a.U0 = contract_field(w->f[step % 3], w->n, w->n, 2);
+  a.U1 = contract_field(w->f[(step + 1) % 3], w->n, w->n, 2);
+  a.U2 = contract_field(w->f[(step + 2) % 3], w->n, w->n, 2);
+  a.V = contract_field(w->f[3], w->n, w->n, 2);
   a.dt = 0.4 / 343.0;
   a.amplitude = 1.0 + step;
   a.source[0] = a.source[1] = w->n / 2;
@@ -547,7 +548,7 @@ static void contract_failures_reported(const contract_ctx *c) {
   if (!contract_wave_open(b, 16, &w)) return;
   gf_wave2d_args args;
   memset(&args, 0, sizeof args);
-  args.U0 = args.U1 = args.U2 = args.V = contract_field(w.f[0], 16);
+  args.U0 = args.U1 = args.U2 = args.V = contract_field(w.f[0], 16, 16, 2);
   b->error[0] = '\0';
   contract_expect_failure(b, b->ops->launch(b, s, &none, &args, contract_no_tag), "launch");
   /* Nothing sticks: the backend still runs work. */

@@ -200,18 +200,6 @@ static void test_out_of_memory(void) {
 
 /* ---- wave2d_4o on the GPU against the CPU loop --------------------------- */
 
-static gf_array field(void *data, int64_t n0, int64_t n1, int halo) {
-  gf_array a;
-  memset(&a, 0, sizeof a);
-  a.data = data;
-  a.dtype = GF_F32;
-  a.ndim = 2;
-  a.shape[0] = n0, a.shape[1] = n1, a.shape[2] = 1;
-  a.spacing[0] = a.spacing[1] = a.spacing[2] = 1.0;
-  a.halo = halo;
-  return a;
-}
-
 /* The seed's Ricker wavelet at step n (the HIP course's wave2d_sync.cpp): t = n*dt - 2*td,
  * a = pi^2*fm^2*t^2, (1 - 2a)*exp(-a). */
 static double ricker(int n) {
@@ -256,10 +244,10 @@ static double run_wave_case(gf_backend *b, gf_stream *s, wave_case wc, double *m
   for (int n = 0; n < wc.steps && device[0] && device[1] && device[2] && device[3]; n++) {
     gf_wave2d_args on_cpu, on_gpu;
     memset(&on_cpu, 0, sizeof on_cpu);
-    on_cpu.U0 = field(host[n % 3], wc.n0, wc.n1, wc.halo);
-    on_cpu.U1 = field(host[(n + 1) % 3], wc.n0, wc.n1, wc.halo);
-    on_cpu.U2 = field(host[(n + 2) % 3], wc.n0, wc.n1, wc.halo);
-    on_cpu.V = field(host[3], wc.n0, wc.n1, wc.halo);
+    on_cpu.U0 = contract_field(host[n % 3], wc.n0, wc.n1, wc.halo);
+    on_cpu.U1 = contract_field(host[(n + 1) % 3], wc.n0, wc.n1, wc.halo);
+    on_cpu.U2 = contract_field(host[(n + 2) % 3], wc.n0, wc.n1, wc.halo);
+    on_cpu.V = contract_field(host[3], wc.n0, wc.n1, wc.halo);
     on_cpu.dt = (float)(0.4 / 343.0);
     on_cpu.amplitude = ricker(n);
     on_cpu.source[0] = wc.source[0], on_cpu.source[1] = wc.source[1];
@@ -352,7 +340,7 @@ static void test_bad_launches_reported(void) {
   cpu_only.launch_gpu = NULL;
   gf_wave2d_args args;
   memset(&args, 0, sizeof args);
-  args.U0 = args.U1 = args.U2 = args.V = field(cells, 8, 8, 2);
+  args.U0 = args.U1 = args.U2 = args.V = contract_field(cells, 8, 8, 2);
   args.dt = 0.001;
   args.source[0] = args.source[1] = 4;
   CHECK_INT(b->ops->launch(b, s, &cpu_only, &args, no_tag), GF_INTERNAL);

@@ -5,8 +5,6 @@
 # collect` (the table's rows and columns exactly; a reference a run misses).
 set -uo pipefail
 gflow=$1 repo=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "batch.sh needs python3"; exit 1; }
 wave=$repo/workflows/wave2d.yaml

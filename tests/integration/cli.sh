@@ -4,8 +4,6 @@
 # validate's summary, dag's DOT and kernels' listing.
 set -uo pipefail
 gflow=$1 repo=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 wave=$repo/workflows/wave2d.yaml
 

@@ -6,8 +6,6 @@
 # holds afterwards: nothing under a final name unless the sidecar says what.
 set -uo pipefail
 gflow=$1 repo=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 wave=$repo/workflows/wave2d.yaml
 runaway=$repo/tests/integration/runaway.yaml

@@ -1,5 +1,11 @@
 # lib.sh - assertions for the integration scripts: each prints what failed and
-# the script ends with `N passed, N failed` and a matching exit status.
+# the script ends with `N passed, N failed` and a matching exit status. A
+# script gets a folder $tmp, removed when it exits (unless it says it made
+# its own, and its own trap, with own_tmp=1 before sourcing this).
+if [ -z "${own_tmp:-}" ]; then
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/gflow-test.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+fi
 passed=0
 failed=0
 fail() { echo "FAIL: $*" >&2; failed=$((failed + 1)); }

@@ -11,8 +11,6 @@
 set -uo pipefail
 gflow=$1
 repo=$2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gflow-trace.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
 . "$repo/tests/integration/lib.sh"
 command -v python3 >/dev/null || { echo "trace.sh needs python3"; exit 1; }
 

@@ -9,8 +9,6 @@
 # the planner, the program compiler, the backend and the writer.
 set -uo pipefail
 gflow=$1 repo=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 wave=$repo/workflows/wave2d.yaml
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1

@@ -26,6 +26,7 @@ stop_daemons() {
   rm -rf "$tmp"
 }
 trap stop_daemons EXIT
+own_tmp=1
 . "$(dirname "$0")/lib.sh"
 start=$SECONDS
 

@@ -4,8 +4,6 @@
 # happened and names what failed.
 set -uo pipefail
 repo=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 
 cat >"$tmp/suite.sh" <<EOS

@@ -5,8 +5,6 @@
 # a point that fails while the others complete, and located spec errors.
 set -uo pipefail
 gflow=$1 repo=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 wave=$repo/workflows/wave2d.yaml
 cd "$tmp"

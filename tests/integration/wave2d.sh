@@ -6,8 +6,6 @@
 # to float where the seed does, with the seed's pi = 3.141592f).
 set -uo pipefail
 gflow=$1 seed=$2 compare=$3 repo=$4
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 
 "$seed" "$tmp/ref.dat" >/dev/null || fail "reference program"

@@ -66,17 +66,16 @@ static int wave2d_stable(const void *args, char *why, size_t why_size) {
 
 static int64_t wave2d_points(const void *args) {
   const gf_wave2d_args *a = args;
-  int64_t h = a->U1.halo;
-  return (a->U1.shape[0] - 2 * h) * (a->U1.shape[1] - 2 * h);
+  return (a->box.hi[0] - a->box.lo[0]) * (a->box.hi[1] - a->box.lo[1]);
 }
 
-/* One row of interior cells. Built for AVX2 and for baseline x86-64 and
+/* Cells [lo1, hi1) of row i0. Built for AVX2 and for baseline x86-64 and
  * picked at load time: the same float operations either way (no contraction
  * into FMA in ISO C), twice as many per instruction where the CPU has AVX2. */
 GF_CPU_CLONES static void wave2d_row(const float *restrict U0, const float *restrict U1,
                                      const float *restrict V, float *restrict U2, int64_t i0,
-                                     int64_t N1, int64_t h, gf_wave2d_coeffs c) {
-  for (int64_t i1 = h; i1 < N1 - h; i1++) {
+                                     int64_t N1, int64_t lo1, int64_t hi1, gf_wave2d_coeffs c) {
+  for (int64_t i1 = lo1; i1 < hi1; i1++) {
     int64_t offset = i0 * N1 + i1;
     U2[offset] = gf_wave2d_cell(U0, U1, V, offset, N1, c);
   }
@@ -86,12 +85,13 @@ static void wave2d_run_cpu(const void *args) {
   const gf_wave2d_args *a = args;
   const float *U0 = a->U0.data, *U1 = a->U1.data, *V = a->V.data;
   float *U2 = a->U2.data;
-  const int64_t N0 = a->U1.shape[0], N1 = a->U1.shape[1], h = a->U1.halo;
+  const int64_t N1 = a->U1.shape[1];
+  const gf_box box = a->box;
   const gf_wave2d_coeffs c = gf_wave2d_coeffs_of(a);
 #pragma omp parallel for schedule(static)
-  for (int64_t i0 = h; i0 < N0 - h; i0++) wave2d_row(U0, U1, V, U2, i0, N1, h, c);
-  const int64_t P0 = a->source[0], P1 = a->source[1];
-  if (P0 >= h && P0 < N0 - h && P1 >= h && P1 < N1 - h) U2[P0 * N1 + P1] += c.forcing;
+  for (int64_t i0 = box.lo[0]; i0 < box.hi[0]; i0++)
+    wave2d_row(U0, U1, V, U2, i0, N1, box.lo[1], box.hi[1], c);
+  if (gf_wave2d_source_in_box(a)) U2[a->source[0] * N1 + a->source[1]] += c.forcing;
 }
 
 static const gf_param wave2d_params[] = {
@@ -110,6 +110,8 @@ static const gf_param wave2d_params[] = {
      -INFINITY, INFINITY, "forcing added at the source cell (not scaled by dt^2)"},
     {"source", GF_PARAM_INDEX, GF_ACCESS_NONE, 0, offsetof(gf_wave2d_args, source), 0,
      GF_INDEX_CENTER, 0, 0, "cell the forcing is added to; default the grid's centre"},
+    {"box", GF_PARAM_BOX, GF_ACCESS_NONE, 0, offsetof(gf_wave2d_args, box), 0, 0, 0, 0,
+     "cells this launch updates"},
     {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
 };
 

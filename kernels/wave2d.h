@@ -13,14 +13,22 @@
 #include "gflow.h"
 
 typedef struct gf_wave2d_args {
-  gf_array U0;      /* wavefield at step n-2 (read) */
-  gf_array U1;      /* wavefield at step n-1 (read; the Laplacian is taken of it) */
-  gf_array U2;      /* wavefield at step n (written) */
-  gf_array V;       /* velocity (read) */
-  double dt;        /* time step */
-  double amplitude; /* forcing added at the source cell */
-  int64_t source[GF_MAX_DIMS];
+  gf_array U0;                 /* wavefield at step n-2 (read) */
+  gf_array U1;                 /* wavefield at step n-1 (read; the Laplacian is taken of it) */
+  gf_array U2;                 /* wavefield at step n (written) */
+  gf_array V;                  /* velocity (read) */
+  double dt;                   /* time step */
+  double amplitude;            /* forcing added at the source cell */
+  int64_t source[GF_MAX_DIMS]; /* in the arrays' own indices (gflow.h) */
+  gf_box box;                  /* the cells this launch updates */
 } gf_wave2d_args;
+
+/* 1 when the source cell is one this launch updates. */
+static inline int gf_wave2d_source_in_box(const gf_wave2d_args *a) {
+  for (int d = 0; d < 2; d++)
+    if (a->source[d] < a->box.lo[d] || a->source[d] >= a->box.hi[d]) return 0;
+  return 1;
+}
 
 /* Scalars of one launch, computed once on the host in float as the seed does. */
 typedef struct gf_wave2d_coeffs {

@@ -8,9 +8,10 @@
  * tile loads kRows + 4 values of U1 along dim 0 instead of 5 * kRows, and all
  * its loads are issued before the first store. Tiles of 32 x 4 threads x 8
  * rows measured best of six shapes on the H200 (8192^2: 240 GPts/s, 3.84 TB/s
- * at 16 B/cell, 0.90 of a device-to-device copy; the seed's kernel: 203). A warp covers 32 consecutive columns counted from 0
- * (not from the halo) so its loads start on a 128-byte line whenever N1 is a
- * multiple of 32; lanes left of the halo do nothing. The first version, one
+ * at 16 B/cell, 0.90 of a device-to-device copy; the seed's kernel: 203). A
+ * warp covers 32 consecutive columns counted from a multiple of 32 (not from
+ * the box's first column) so its loads start on a 128-byte line whenever N1
+ * is a multiple of 32; lanes left of the box do nothing. The first version, one
  * thread a cell, ran at half the seed kernel's speed on the H200 (100 against
  * 205 GPts/s at 8192^2): with contraction off it issued too many instructions
  * per cell to keep up with the memory.
@@ -33,7 +34,8 @@ constexpr int kBlockY = GF_WAVE2D_BLOCK_Y;
 constexpr int kRows = GF_WAVE2D_ROWS; /* cells per thread, down a column */
 constexpr int64_t kMaxBlocksY = 65535;
 
-/* One cell: the CPU loop's `U2[P] += forcing` at the source. */
+/* One cell: the CPU loop's `U2[P] += forcing` at the source (P0 = -1: the
+ * source is not in this launch's box). */
 __device__ __forceinline__ void store_cell(float *u2, float x, int64_t i0, int64_t i1, int64_t P0,
                                            int64_t P1, float forcing) {
   if (i0 == P0 && i1 == P1) x += forcing;
@@ -41,13 +43,13 @@ __device__ __forceinline__ void store_cell(float *u2, float x, int64_t i0, int64
 }
 
 __global__ void __launch_bounds__(kBlockX *kBlockY)
-    wave2d_4o_kernel(const float *U0, const float *U1, float *U2, const float *V, int64_t N0,
-                     int64_t N1, int64_t halo, int64_t P0, int64_t P1, gf_wave2d_coeffs c) {
-  const int64_t i1 = (int64_t)blockIdx.x * kBlockX + threadIdx.x;
-  if (i1 < halo || i1 >= N1 - halo) return;
-  const int64_t last_row = N0 - halo; /* exclusive */
+    wave2d_4o_kernel(const float *U0, const float *U1, float *U2, const float *V, int64_t N1,
+                     gf_box box, int64_t first_column, int64_t P0, int64_t P1, gf_wave2d_coeffs c) {
+  const int64_t i1 = first_column + (int64_t)blockIdx.x * kBlockX + threadIdx.x;
+  if (i1 < box.lo[1] || i1 >= box.hi[1]) return;
+  const int64_t last_row = box.hi[0]; /* exclusive */
   const int64_t tile_step = (int64_t)gridDim.y * kBlockY * kRows;
-  for (int64_t first = halo + ((int64_t)blockIdx.y * kBlockY + threadIdx.y) * kRows;
+  for (int64_t first = box.lo[0] + ((int64_t)blockIdx.y * kBlockY + threadIdx.y) * kRows;
        first < last_row; first += tile_step) {
     const float *u = U1 + first * N1 + i1; /* U1 at (first, i1) */
     const float *u0 = U0 + first * N1 + i1, *v = V + first * N1 + i1;
@@ -88,10 +90,12 @@ __global__ void __launch_bounds__(kBlockX *kBlockY)
 
 extern "C" int gf_wave2d_4o_launch_gpu(const void *args, void *stream) {
   const gf_wave2d_args *a = static_cast<const gf_wave2d_args *>(args);
-  const int64_t N0 = a->U1.shape[0], N1 = a->U1.shape[1], halo = a->U1.halo;
-  const int64_t rows = N0 - 2 * halo, cols = N1 - 2 * halo;
-  if (rows <= 0 || cols <= 0) return hipSuccess;          /* no interior cell: nothing to do */
-  int64_t blocks_x = (N1 - halo + kBlockX - 1) / kBlockX; /* columns [0, N1 - halo) */
+  const gf_box box = a->box;
+  const int64_t N1 = a->U1.shape[1];
+  const int64_t rows = box.hi[0] - box.lo[0], cols = box.hi[1] - box.lo[1];
+  if (rows <= 0 || cols <= 0) return hipSuccess; /* no cell to update */
+  const int64_t first_column = box.lo[1] - box.lo[1] % kBlockX;
+  int64_t blocks_x = (box.hi[1] - first_column + kBlockX - 1) / kBlockX;
   int64_t blocks_y = (rows + kBlockY * kRows - 1) / (kBlockY * kRows);
   if (blocks_y > kMaxBlocksY) blocks_y = kMaxBlocksY;
   /* A row too wide for any grid is passed on for the runtime to reject
@@ -99,9 +103,11 @@ extern "C" int gf_wave2d_4o_launch_gpu(const void *args, void *stream) {
   if (blocks_x > (int64_t)UINT32_MAX) blocks_x = UINT32_MAX;
   const dim3 grid((unsigned)blocks_x, (unsigned)blocks_y);
   const dim3 block(kBlockX, kBlockY);
+  const int in_box = gf_wave2d_source_in_box(a);
   hipLaunchKernelGGL(wave2d_4o_kernel, grid, block, 0, static_cast<hipStream_t>(stream),
                      static_cast<const float *>(a->U0.data), static_cast<const float *>(a->U1.data),
-                     static_cast<float *>(a->U2.data), static_cast<const float *>(a->V.data), N0,
-                     N1, halo, a->source[0], a->source[1], gf_wave2d_coeffs_of(a));
+                     static_cast<float *>(a->U2.data), static_cast<const float *>(a->V.data), N1,
+                     box, first_column, in_box ? a->source[0] : -1, a->source[1],
+                     gf_wave2d_coeffs_of(a));
   return static_cast<int>(hipGetLastError());
 }

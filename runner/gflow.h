@@ -16,11 +16,17 @@
 extern "C" {
 #endif
 
-#define GF_ABI_VERSION 2 /* 2: gf_array.max_abs, gf_kernel.stable */
+#define GF_ABI_VERSION 3 /* 2: gf_array.max_abs, gf_kernel.stable; 3: origin, GF_PARAM_BOX */
 #define GF_MAX_DIMS 3
-#define GF_MAX_KERNEL_ARGS_SIZE 512 /* bytes of one kernel's argument struct */
+#define GF_MAX_KERNEL_ARGS_SIZE 1024 /* bytes of one kernel's argument struct */
 
 typedef enum gf_dtype { GF_F32 = 0, GF_F64 = 1 } gf_dtype;
+
+/* A box of cells, [lo, hi) along each axis in an array's own indices
+ * (trailing axes [0, 1)). */
+typedef struct gf_box {
+  int64_t lo[GF_MAX_DIMS], hi[GF_MAX_DIMS];
+} gf_box;
 
 /* One field instance as a kernel sees it: where it lives and its geometry. */
 typedef struct gf_array {
@@ -30,6 +36,14 @@ typedef struct gf_array {
   int64_t shape[GF_MAX_DIMS];  /* unused trailing dims are 1 */
   double spacing[GF_MAX_DIMS]; /* grid spacing along each axis */
   int halo;                    /* cells at each edge the kernel must not write */
+  /* Where the array lies in the workflow's grid: its cell 0 is the grid's
+   * cell `origin`, and the grid is `global_shape`. On one process origin is
+   * 0 and global_shape is shape; when the grid is split across MPI ranks,
+   * `data` holds one rank's block: the cells it owns plus `halo` ghost cells
+   * on each side, which gflow fills from the neighbours (or the boundary
+   * condition at the grid's edges) before a kernel reads them. */
+  int64_t origin[GF_MAX_DIMS];
+  int64_t global_shape[GF_MAX_DIMS];
   /* For stable() at load time: the largest |value| of the field's initial
    * contents when its `init:` is a constant (the velocity of a uniform
    * medium), else NAN. Always NAN at launch. */
@@ -41,7 +55,22 @@ typedef enum gf_param_type {
   GF_PARAM_REAL,  /* double; an expression, may change every step */
   GF_PARAM_INT,   /* int64_t; an expression, may change every step */
   GF_PARAM_INDEX, /* int64_t[GF_MAX_DIMS]: a grid cell, `[128, 128]` */
+  GF_PARAM_BOX,   /* gf_box: the cells this launch updates; set by gflow, never in a workflow */
 } gf_param_type;
+
+/* How a kernel sees its grid.
+ *
+ * - A GF_PARAM_INDEX value arrives in the arrays' own indices (the cell the
+ *   workflow names, minus origin), so on an MPI rank that does not hold the
+ *   cell it lies outside the array: act on it only when it lies within the
+ *   cells this launch updates.
+ * - A kernel with a GF_PARAM_BOX parameter updates exactly the cells of its
+ *   box and reads at most `halo` cells beyond it. gflow sets the box: the
+ *   interior [halo, shape - halo) of the arrays when the call runs whole, or
+ *   a part of it when a schedule splits the call (the interior away from
+ *   the ghost cells while they are exchanged, then the strips next to them).
+ *   check(), stable() and points() at load time see the whole interior. A
+ *   kernel without a box updates the whole interior, and is never split. */
 
 typedef enum gf_access {
   GF_ACCESS_NONE = 0,

@@ -430,6 +430,8 @@ static const char *param_type_name(gf_param_type type) {
       return "int";
     case GF_PARAM_INDEX:
       return "cell";
+    case GF_PARAM_BOX:
+      return "box";
   }
   return "?";
 }
@@ -448,6 +450,8 @@ static void print_kernels(const gf_registry *registry) {
                                                   : "read and written";
         snprintf(detail, sizeof detail, "%s %s%s%s", acc, (p->dtypes & 1u) ? "f32" : "",
                  (p->dtypes & 3u) == 3u ? "|" : "", (p->dtypes & 2u) ? "f64" : "");
+      } else if (p->type == GF_PARAM_BOX) {
+        snprintf(detail, sizeof detail, "set by gflow");
       } else if (p->required) {
         snprintf(detail, sizeof detail, "required");
       } else if (p->type == GF_PARAM_INDEX && p->def == GF_INDEX_CENTER) {

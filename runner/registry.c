@@ -60,6 +60,16 @@ static int kernel_table_ok(gf_registry *registry, const gf_kernel *kernel) {
       case GF_PARAM_INDEX:
         size = sizeof(int64_t) * GF_MAX_DIMS;
         break;
+      case GF_PARAM_BOX:
+        size = sizeof(gf_box);
+        if (p->required) {
+          gf_diag_error(
+              diag, GF_INVALID,
+              "kernel %s parameter '%s' is a box, which gflow sets: it cannot be required", name,
+              p->name);
+          return 0;
+        }
+        break;
       default:
         gf_diag_error(diag, GF_INVALID, "kernel %s parameter '%s' has unknown type %d", name,
                       p->name, (int)p->type);

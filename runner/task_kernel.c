@@ -12,6 +12,23 @@
 #include "program.h"
 #include "task_kernel.h"
 
+/* The cells a launch updates when it runs whole: the interior of the first
+ * field the kernel writes (else of its first field, else of the grid). */
+static gf_box whole_box(const gf_workflow *wf, const gf_task *task) {
+  int field = task->naccess ? task->access[0].ref.field : -1;
+  for (int a = task->naccess - 1; a >= 0; a--)
+    if (task->access[a].access & GF_ACCESS_WRITE) field = task->access[a].ref.field;
+  gf_box box;
+  for (int d = 0; d < GF_MAX_DIMS; d++) {
+    int64_t size = field >= 0 ? wf->fields[field].shape[d] : wf->shape[d];
+    int spans = field >= 0 ? d < wf->fields[field].ndim : d < wf->ndim;
+    box.lo[d] = spans ? wf->halo : 0;
+    box.hi[d] = spans ? size - wf->halo : size;
+    if (box.hi[d] < box.lo[d]) box.hi[d] = box.lo[d];
+  }
+  return box;
+}
+
 /* The argument struct: array arguments point at data[access] (NULL when
  * data is NULL), constant scalars hold their value, and each scalar that
  * changes per step is listed in `params` (when not NULL) and holds 0. */
@@ -34,7 +51,7 @@ static gf_status marshal(const gf_workflow *wf, const gf_task *task, void *const
                           .max_abs = NAN};
         if (!data && field->init_kind == GF_INIT_CONST) array.max_abs = fabs(field->init_value);
         for (int d = 0; d < GF_MAX_DIMS; d++) {
-          array.shape[d] = field->shape[d];
+          array.shape[d] = array.global_shape[d] = field->shape[d];
           array.spacing[d] = d < wf->ndim ? wf->spacing[d] : 1.0;
         }
         memcpy(at, &array, sizeof array);
@@ -60,6 +77,11 @@ static gf_status marshal(const gf_workflow *wf, const gf_task *task, void *const
       case GF_PARAM_INDEX:
         memcpy(at, arg->index, sizeof arg->index);
         break;
+      case GF_PARAM_BOX: {
+        gf_box box = whole_box(wf, task);
+        memcpy(at, &box, sizeof box);
+        break;
+      }
     }
   }
   return GF_OK;
@@ -229,8 +251,10 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
     while (p < nparams && strcmp(kernel->params[p].name, gf_load_scalar(key)) != 0) p++;
     if (p == nparams) {
       const char **names = gf_calloc((size_t)nparams, sizeof *names);
-      for (int j = 0; names && j < nparams; j++) names[j] = kernel->params[j].name;
-      char *list = names ? gf_load_join(names, nparams) : NULL;
+      int listed = 0; /* those a workflow may give: not a box */
+      for (int j = 0; names && j < nparams; j++)
+        if (kernel->params[j].type != GF_PARAM_BOX) names[listed++] = kernel->params[j].name;
+      char *list = names ? gf_load_join(names, listed) : NULL;
       status = list ? gf_load_fail(ld, key, "kernel %s has no parameter '%s'; its parameters: %s",
                                    kernel->name, gf_load_scalar(key), list)
                     : gf_oom(gf_load_diag(ld), "listing the kernel's parameters");
@@ -253,6 +277,12 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
       case GF_PARAM_INDEX:
         status = load_index_arg(ld, kernel, arg, value);
         break;
+      case GF_PARAM_BOX:
+        status = gf_load_fail(ld, key,
+                              "argument '%s' of %s is the box of cells a launch updates, which "
+                              "gflow sets; remove it",
+                              kernel->params[p].name, kernel->name);
+        break;
     }
   }
   for (int p = 0; !status && p < nparams; p++) {
@@ -266,6 +296,7 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
                        param->name, kernel->name, task->name);
       break;
     }
+    if (param->type == GF_PARAM_BOX) continue; /* marshal sets it */
     if (param->type == GF_PARAM_ARRAY) {
       status =
           gf_load_fail(ld, task_node, "kernel %s: optional array parameter '%s' is not supported",

@@ -143,6 +143,7 @@ static void contract_wave_step(gf_backend *b, gf_stream *s, contract_wave *w, in
   a.dt = 0.4 / 343.0;
   a.amplitude = 1.0 + step;
   a.source[0] = a.source[1] = w->n / 2;
+  a.box = (gf_box){{2, 2, 0}, {w->n - 2, w->n - 2, 1}};
   CHECK_INT(b->ops->launch(b, s, &gf_kernel_wave2d_4o, &a, tag), GF_OK);
 }
 

@@ -208,12 +208,12 @@ static void test_launch_errors(void) {
   CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
   static const gf_kernel gpu_only = {.name = "gpu_only", .params = no_params, .args_size = 8};
   static const gf_kernel too_big = {
-      .name = "too_big", .params = no_params, .args_size = 600, .run_cpu = set_run};
-  char args[600] = {0};
+      .name = "too_big", .params = no_params, .args_size = GF_MAX_KERNEL_ARGS_SIZE + 88, .run_cpu = set_run};
+  char args[GF_MAX_KERNEL_ARGS_SIZE + 88] = {0};
   CHECK_INT(b->ops->launch(b, s, &gpu_only, args, no_tag), GF_INTERNAL);
   CHECK_STR(b->error, "kernel 'gpu_only' has no CPU implementation");
   CHECK_INT(b->ops->launch(b, s, &too_big, args, no_tag), GF_INTERNAL);
-  CHECK_STR(b->error, "kernel 'too_big' has 600 bytes of arguments, more than 512");
+  CHECK_STR(b->error, "kernel 'too_big' has 1112 bytes of arguments, more than 1024");
   b->ops->destroy(b);
 }
 

@@ -62,7 +62,8 @@ static void check_wave2d(int64_t N0, int64_t N1, int halo, double D0, double D1)
                          .V = array2d(V, N0, N1, D0, D1, halo),
                          .dt = 0.4 / 343.0,
                          .amplitude = 0.75,
-                         .source = {N0 / 2, N1 / 3, 0}};
+                         .source = {N0 / 2, N1 / 3, 0},
+                         .box = {{halo, halo, 0}, {N0 - halo, N1 - halo, 1}}};
   char why[256];
   CHECK_INT(gf_kernel_wave2d_4o.check(&args, why, sizeof why), 0);
   gf_kernel_wave2d_4o.run_cpu(&args);
@@ -95,6 +96,52 @@ static void test_wave2d_matches_reference(void) {
   check_wave2d(40, 24, 3, 1.0, 1.0); /* a wider halo updates fewer cells */
 }
 
+/* A launch updates exactly its box: the interior launched as a centre and
+ * four strips around it (as a schedule splits it around a ghost exchange)
+ * writes the same bits as one launch over the whole interior, and leaves
+ * every other cell alone; the source lands once, in the part holding it. */
+static void test_wave2d_box_split(void) {
+  const int64_t N0 = 40, N1 = 52, h = 2, n = N0 * N1;
+  float *U0 = malloc((size_t)n * 4), *U1 = malloc((size_t)n * 4), *V = malloc((size_t)n * 4);
+  float *whole = malloc((size_t)n * 4), *parts = malloc((size_t)n * 4);
+  unsigned seed = 7;
+  fill_random(U0, n, &seed);
+  fill_random(U1, n, &seed);
+  for (int64_t i = 0; i < n; i++) V[i] = 343.0f, whole[i] = parts[i] = -1.0f;
+  gf_wave2d_args args = {.U0 = array2d(U0, N0, N1, 1, 1, h),
+                         .U1 = array2d(U1, N0, N1, 1, 1, h),
+                         .U2 = array2d(whole, N0, N1, 1, 1, h),
+                         .V = array2d(V, N0, N1, 1, 1, h),
+                         .dt = 0.4 / 343.0,
+                         .amplitude = 2.5,
+                         .source = {h, N1 - h - 1, 0}, /* in the top-right strip */
+                         .box = {{h, h, 0}, {N0 - h, N1 - h, 1}}};
+  gf_kernel_wave2d_4o.run_cpu(&args);
+  const gf_box pieces[5] = {
+      {{2 * h, 2 * h, 0}, {N0 - 2 * h, N1 - 2 * h, 1}}, /* centre */
+      {{h, h, 0}, {2 * h, N1 - h, 1}},                  /* top rows */
+      {{N0 - 2 * h, h, 0}, {N0 - h, N1 - h, 1}},        /* bottom rows */
+      {{2 * h, h, 0}, {N0 - 2 * h, 2 * h, 1}},          /* left columns */
+      {{2 * h, N1 - 2 * h, 0}, {N0 - 2 * h, N1 - h, 1}} /* right columns */
+  };
+  args.U2.data = parts;
+  int64_t points = 0;
+  for (int p = 0; p < 5; p++) {
+    args.box = pieces[p];
+    gf_kernel_wave2d_4o.run_cpu(&args);
+    points += gf_kernel_wave2d_4o.points(&args);
+  }
+  CHECK_INT(points, (N0 - 2 * h) * (N1 - 2 * h));
+  CHECK(memcmp(whole, parts, (size_t)n * 4) == 0);
+  CHECK(whole[0] == -1.0f && whole[(h - 1) * N1 + N1 / 2] == -1.0f);
+  /* One box without the source cell does not add it. */
+  for (int64_t i = 0; i < n; i++) parts[i] = -1.0f;
+  args.box = pieces[0];
+  gf_kernel_wave2d_4o.run_cpu(&args);
+  CHECK(parts[h * N1 + N1 - h - 1] == -1.0f);
+  free(U0), free(U1), free(V), free(whole), free(parts);
+}
+
 static void test_wave2d_check_rejects(void) {
   float buf[16 * 16];
   gf_wave2d_args args = {.U0 = array2d(buf, 16, 16, 1, 1, 1),
@@ -119,6 +166,7 @@ static void test_wave2d_check_rejects(void) {
 
 int main(void) {
   RUN(test_wave2d_matches_reference);
+  RUN(test_wave2d_box_split);
   RUN(test_wave2d_check_rejects);
   return check_summary();
 }

@@ -175,7 +175,7 @@ static void test_wave2d_model(void) {
     CHECK_INT(step->after[0].task, 1);
     CHECK_INT(step->after[0].lag, 3);
   }
-  CHECK_INT(((const gf_kernel_task *)step->data)->nargs, 7);
+  CHECK_INT(((const gf_kernel_task *)step->data)->nargs, 8);
   const gf_kernel_arg *U0 = arg_named(step, "U0"), *U2 = arg_named(step, "U2"),
                       *Va = arg_named(step, "V");
   const gf_kernel_arg *dt_arg = arg_named(step, "dt"), *amp = arg_named(step, "amplitude");

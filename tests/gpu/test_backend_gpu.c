@@ -251,6 +251,7 @@ static double run_wave_case(gf_backend *b, gf_stream *s, wave_case wc, double *m
     on_cpu.dt = (float)(0.4 / 343.0);
     on_cpu.amplitude = ricker(n);
     on_cpu.source[0] = wc.source[0], on_cpu.source[1] = wc.source[1];
+    on_cpu.box = (gf_box){{wc.halo, wc.halo, 0}, {wc.n0 - wc.halo, wc.n1 - wc.halo, 1}};
     on_gpu = on_cpu;
     on_gpu.U0.data = device[n % 3];
     on_gpu.U1.data = device[(n + 1) % 3];
@@ -343,6 +344,7 @@ static void test_bad_launches_reported(void) {
   args.U0 = args.U1 = args.U2 = args.V = contract_field(cells, 8, 8, 2);
   args.dt = 0.001;
   args.source[0] = args.source[1] = 4;
+  args.box = (gf_box){{2, 2, 0}, {6, 6, 1}};
   CHECK_INT(b->ops->launch(b, s, &cpu_only, &args, no_tag), GF_INTERNAL);
   CHECK_STR(b->error, "kernel cpu_only has no GPU implementation");
 
@@ -351,6 +353,7 @@ static void test_bad_launches_reported(void) {
    * answers a grid.x above 2^31-1 with "invalid argument" (seen on the H200). */
   gf_wave2d_args huge = args;
   huge.U0.shape[1] = huge.U1.shape[1] = huge.U2.shape[1] = huge.V.shape[1] = (1ll << 40) + 4;
+  huge.box.hi[1] = (1ll << 40) + 2;
   CHECK_INT(b->ops->launch(b, s, &gf_kernel_wave2d_4o, &huge, no_tag), GF_INTERNAL);
 #ifdef GFLOW_HIP_ON_CUDA
   CHECK_STR(b->error, "hipLaunchKernelGGL(wave2d_4o): cudaErrorInvalidValue: invalid argument");

@@ -207,8 +207,10 @@ static void test_launch_errors(void) {
   gf_stream *s = NULL;
   CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
   static const gf_kernel gpu_only = {.name = "gpu_only", .params = no_params, .args_size = 8};
-  static const gf_kernel too_big = {
-      .name = "too_big", .params = no_params, .args_size = GF_MAX_KERNEL_ARGS_SIZE + 88, .run_cpu = set_run};
+  static const gf_kernel too_big = {.name = "too_big",
+                                    .params = no_params,
+                                    .args_size = GF_MAX_KERNEL_ARGS_SIZE + 88,
+                                    .run_cpu = set_run};
   char args[GF_MAX_KERNEL_ARGS_SIZE + 88] = {0};
   CHECK_INT(b->ops->launch(b, s, &gpu_only, args, no_tag), GF_INTERNAL);
   CHECK_STR(b->error, "kernel 'gpu_only' has no CPU implementation");

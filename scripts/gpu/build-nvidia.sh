@@ -60,8 +60,9 @@ done
 # 4.1.4) with what it brings along, nothing else.
 echo "== run-time libraries"
 status=0
-mpi_closure=$(ldd "$(mpicc --showme:libdirs | awk '{print $1}')/libmpi.so.40" 2>/dev/null |
-  awk '{print $1}' | sed 's/\.so.*//' | sort -u | paste -sd'|')
+libmpi=$(ldd "$OUT/bin/gflow" | awk '$1 == "libmpi.so.40" {print $3}')
+mpi_closure=$([ -n "$libmpi" ] && ldd "$libmpi" | awk '{print $1}' | sed 's/\.so.*//' |
+  sort -u | paste -sd'|')
 for p in "$OUT"/bin/*; do
   extra=$(ldd "$p" | awk '{print $1}' |
     grep -Ev '^(linux-vdso\.so|/lib64/ld-linux-x86-64\.so|lib(c|m|dl|rt|pthread)\.so|libmpi\.so)' |

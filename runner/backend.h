@@ -71,11 +71,14 @@ enum {
   GF_TIMED_HOST_WAIT = 2, /* the host waited for an event or a stream */
   GF_TIMED_HOST_CALL = 3, /* a host function of a task (a hook, handing a plane to the writer) */
   GF_TIMED_WRITE = 4,     /* the writer thread wrote a plane to its file (tag.stream: -2) */
+  /* Counter samples, not operations: the value `bytes` from start_ns on. */
+  GF_TIMED_MEMORY = 5,  /* bytes the run holds in space tag.stream (memory.c) */
+  GF_TIMED_STAGING = 6, /* output staging buffers in use (output.c) */
 };
 
 /* One operation as it ran: start and end in nanoseconds on the host's
  * CLOCK_MONOTONIC timeline (the GPU backend converts its event times onto it,
- * see backend_gpu.c). `bytes` is a copy's size, else 0. */
+ * see backend_gpu.c). `bytes` is a copy's size, else 0; a counter's value. */
 typedef struct gf_op_timing {
   gf_tag tag;
   int kind; /* GF_TIMED_* */
@@ -93,7 +96,8 @@ typedef struct gf_op_sink {
   void *user;
   /* The host-side records the listener wants too, bits 1u << GF_TIMED_*
    * (GF_TIMED_HOST_WAIT, _HOST_CALL, _WRITE: the executor's and the writer
-   * thread's). 0: none, and the host times none of its own work. */
+   * thread's; the counters _MEMORY, _STAGING). 0: none, and the host times
+   * and counts none of its own work. */
   unsigned host_kinds;
 } gf_op_sink;
 

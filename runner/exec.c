@@ -228,6 +228,9 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   switch (in->kind) {
     case GF_I_LAUNCH:
       if ((st = set_params(r, in, n)) != GF_OK) return st;
+      if (r->trace)
+        gf_trace_launch_args(r->trace, (gf_trace_key){in->task, n, in->stream, GF_TIMED_LAUNCH},
+                             in->kernel, in->args);
       r->kernel_calls++;
       r->points += (double)in->points;
       r->kernel_bytes += (double)in->points * in->kernel->bytes_per_point;
@@ -711,14 +714,15 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.count = gf_calloc((size_t)wf->ntasks, sizeof *r.count);
   r.temps = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.temps);
   /* The host's own work is timed for the trace alone. */
-  unsigned host_kinds =
-      (1u << GF_TIMED_HOST_WAIT) | (1u << GF_TIMED_HOST_CALL) | (1u << GF_TIMED_WRITE);
+  unsigned host_kinds = (1u << GF_TIMED_HOST_WAIT) | (1u << GF_TIMED_HOST_CALL) |
+                        (1u << GF_TIMED_WRITE) | (1u << GF_TIMED_MEMORY) | (1u << GF_TIMED_STAGING);
   b->sink = (gf_op_sink){run_sink, &r, options->trace_path ? host_kinds : 0};
   gf_status st = r.timing && r.count && r.temps ? GF_OK : gf_oom(diag, "starting the run");
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
-  if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, options->force, diag, &r.writer);
+  if (st == GF_OK)
+    st = gf_writer_create(b, r.memory, wf, options->out_dir, options->force, diag, &r.writer);
   if (st == GF_OK) st = check_prepare(&r);
   if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, diag);
 

@@ -346,6 +346,18 @@ static void remove_pictures(gf_writer *w, out_file *f) {
   f->npictures = 0;
 }
 
+/* The staging counter, for a trace; caller holds the lock. */
+static void count_staging(gf_writer *w) {
+  const gf_op_sink *sink = &w->backend->sink;
+  if (!gf_sink_wants(sink, GF_TIMED_STAGING)) return;
+  int64_t now = now_ns();
+  sink->report(sink->user, &(gf_op_timing){.tag = {-1, -1, -2},
+                                           .kind = GF_TIMED_STAGING,
+                                           .bytes = (size_t)(w->nslots - w->nfree),
+                                           .start_ns = now,
+                                           .end_ns = now});
+}
+
 /* ---- the writer thread ----------------------------------------------------- */
 
 static void *writer_main(void *arg) {
@@ -396,14 +408,15 @@ static void *writer_main(void *arg) {
     w->head = (w->head + 1) % w->nslots;
     w->count--;
     w->free_slots[w->nfree++] = j.slot;
+    count_staging(w);
     pthread_cond_broadcast(&w->changed);
   }
   pthread_mutex_unlock(&w->lock);
   return NULL;
 }
 
-gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
-                           int force, gf_diag *diag, gf_writer **out) {
+gf_status gf_writer_create(gf_backend *backend, gf_memory *memory, const gf_workflow *wf,
+                           const char *out_dir, int force, gf_diag *diag, gf_writer **out) {
   *out = NULL;
   gf_writer *w = gf_calloc(1, sizeof *w);
   if (!w) return gf_oom(diag, "creating the output writer");
@@ -463,7 +476,7 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
     return gf_oom(diag, "creating the output staging buffers");
   w->nslots = wf->staging;
   for (int i = 0; i < w->nslots; i++) {
-    if (backend->ops->alloc(backend, GF_SPACE_PINNED, w->slot_bytes, NULL, &w->buffers[i]) != GF_OK)
+    if (gf_memory_alloc(memory, GF_SPACE_PINNED, w->slot_bytes, NULL, &w->buffers[i]) != GF_OK)
       return gf_diag_error(diag, GF_INTERNAL,
                            "cannot allocate output staging buffer %d (%zu bytes): %s", i,
                            w->slot_bytes, backend->error);
@@ -486,6 +499,7 @@ gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **r
     *slot = w->free_slots[--w->nfree];
     *buffer = w->buffers[*slot];
     *ready = w->events[*slot];
+    count_staging(w);
   }
   pthread_mutex_unlock(&w->lock);
   return st;
@@ -744,11 +758,8 @@ void gf_writer_destroy(gf_writer *w) {
     free(f->temp_name);
     free(f->written);
   }
-  for (int i = 0; i < w->nslots; i++) {
-    if (w->buffers && w->buffers[i])
-      w->backend->ops->free(w->backend, GF_SPACE_PINNED, w->buffers[i], NULL);
+  for (int i = 0; i < w->nslots; i++) /* the buffers go with the memory */
     if (w->events && w->events[i]) w->backend->ops->event_destroy(w->backend, w->events[i]);
-  }
   free(w->buffers);
   free(w->events);
   free(w->free_slots);

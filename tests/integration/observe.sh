@@ -76,6 +76,41 @@ cmp -s "$tmp/o/array_out.dat" <("$gflow" run "$wave" "${small[@]}" --out "$tmp/p
   pass || fail "tracing changed the output"
 expect_exit 0 "the whole run traced" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/q" --trace "$tmp/all.json"
 check "$tmp/all.json" 0 64 && pass || fail "trace of every step"
+# counters: bytes held per memory space (the fields, then the staging
+# buffers), staging buffers in use; a launch's slice carries its scalar
+# arguments, dt and the Ricker amplitude of its step (computed here)
+python3 - "$tmp/all.json" <<'PY' && pass || fail "counters or launch arguments"
+import json, math, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+def series(name, key): return [e["args"][key] for e in sorted((e for e in events if e["ph"] == "C" and e["name"] == name), key=lambda e: e["ts"])]
+problems = []
+device = series("memory held: device", "bytes")
+if not device or max(device) != 6 * 32 * 32 * 4: problems.append(f"device bytes {device[-3:]}")  # U ring 5 + V
+pinned = series("memory held: pinned", "bytes")
+if not pinned or max(pinned) < 8 * 32 * 32 * 4: problems.append(f"pinned bytes {pinned[-3:]}")  # staging, the check's results
+staging = series("output staging buffers in use", "buffers")
+if not staging or max(staging) < 1 or staging[-1] != 0 or len(staging) != 2 * 61:  # planes 2..62
+    problems.append(f"staging {len(staging)} samples, last {staging[-1:]}")
+import struct
+def f32(x): return struct.unpack("f", struct.pack("f", x))[0]
+vel = 343.0  # workflows/ricker.lua, in float as the seed computes it
+dt = 0.4 / vel
+fm = vel / 10
+td = f32(math.sqrt(6) / (3.141592 * fm))
+pi, fdt, fm = f32(3.141592), f32(dt), f32(fm)
+def ricker(n):
+    t = f32(f32(n * fdt) - 2.0 * td)
+    a = f32(f32(f32(f32(f32(pi * pi) * fm) * fm) * t) * t)
+    return f32(f32(1.0 - 2.0 * a) * f32(math.exp(-a)))
+launches = [e for e in events if e.get("cat") == "launch" and e["name"] == "step"]
+if len(launches) != 64: problems.append(f"{len(launches)} launches")
+for e in launches:
+    n = e["args"]["step"]
+    if e["args"].get("dt") != dt or e["args"].get("amplitude") != ricker(n):
+        problems.append(f"step {n}: args {e['args']}"); break
+print(problems) if problems else None
+sys.exit(1 if problems else 0)
+PY
 expect_exit 64 "a bad step range" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/r" --trace "$tmp/x.json" --trace-steps 9:3
 expect_contains "$err" "--trace-steps takes A:B with 0 <= A < B, not '9:3'" "the range message"
 

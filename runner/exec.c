@@ -59,7 +59,13 @@ typedef struct run {
   gf_event *staged_ready;
   int64_t *count;         /* instances run, per task */
   gf_task_timing *timing; /* busy time per task, summed by the backend's sink */
-  gf_trace *trace;        /* the timeline, or NULL */
+  /* the timing sample (gf_run_options.timing_sample): whether the backend
+   * times the instance of each task being issued, and how many it timed */
+  int64_t sample;
+  char *timed_now;
+  int64_t *timed_count;
+  int64_t trace_first, trace_end;
+  gf_trace *trace; /* the timeline, or NULL */
   /* for the trace's flow arrows: the last device operation issued on each
    * stream, the operation each event was recorded after, and what each
    * stream waits for before its next operation */
@@ -94,6 +100,13 @@ void gf_task_timing_report(void *timings, const gf_op_timing *timing) {
   gf_task_timing *t = (gf_task_timing *)timings + timing->tag.task;
   atomic_fetch_add_explicit(&t->busy_ns, timing->end_ns - timing->start_ns, memory_order_relaxed);
   atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
+}
+
+/* The sink's choice of what to time: gflow's own work, and the instances of
+ * the sample (decided in issue()). */
+static int run_times(void *user, gf_tag tag) {
+  const run *r = user;
+  return tag.task < 0 || r->timed_now[tag.task];
 }
 
 /* The sink the executor installs: the per-task sums and, when asked, the trace. */
@@ -222,6 +235,12 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   gf_status st;
   if (in->starts_task) {
     r->task_ops++;
+    if (r->sample > 1) {
+      int timed = r->count[in->task] % r->sample == 0 ||
+                  (r->trace && n >= r->trace_first && n < r->trace_end);
+      r->timed_now[in->task] = (char)timed;
+      r->timed_count[in->task] += timed;
+    }
     r->count[in->task]++;
   }
   if (r->trace) trace_dependencies(r, in, n);
@@ -564,13 +583,18 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     int t = gf_plan_order(r->plan)[i];
     const gf_task *task = &wf->tasks[t];
     int64_t count = r->count[t];
-    /* busy time as the backend measured it; -1 where it did not */
-    int timed = r->timing[t].count > 0;
-    double busy_ms = timed ? (double)r->timing[t].busy_ns / 1e6 : -1;
+    /* busy time as the backend measured it, scaled up from the instances
+     * it timed when it timed a sample; -1 where it timed none */
+    int64_t timed_count = r->sample > 1 ? r->timed_count[t] : count;
+    int timed = r->timing[t].count > 0 && timed_count > 0;
+    double busy_ms =
+        timed ? (double)r->timing[t].busy_ns / 1e6 * (double)count / (double)timed_count : -1;
     gf_text_printf(&j, "%s\n    {\"name\": ", i ? "," : "");
     gf_text_json(&j, task->name);
-    gf_text_printf(&j, ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"busy_ms\": %.6f}",
-                   task->kind->name, count, busy_ms);
+    gf_text_printf(&j,
+                   ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"timed\": %" PRId64
+                   ", \"busy_ms\": %.6f}",
+                   task->kind->name, count, timed ? timed_count : 0, busy_ms);
     if (!options->quiet && timed)
       fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12.3f %10.2f\n", task->name, task->kind->name,
               count, busy_ms, busy_ms * 1e3 / (double)count);
@@ -583,6 +607,11 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     if (kernel_calls)
       fprintf(stderr, "  kernels: %.4g GPts/s, %.4g GB/s effective (%.3g points updated)\n",
               points / wall_s / 1e9, bytes / wall_s / 1e9, points);
+    if (r->sample > 1)
+      fprintf(stderr,
+              "  busy times: measured on 1 in %" PRId64
+              " instances of each task, scaled up (--timing-sample 1: all)\n",
+              r->sample);
     fprintf(stderr, "  runner overhead: %.2f us per task (host time outside backend calls)\n",
             overhead_us);
     fprintf(stderr, "  outputs in %s/, complete %.3f ms after the loop started\n", options->out_dir,
@@ -654,6 +683,16 @@ static void destroy_streams_and_events(run *r) {
   free(r->streams);
 }
 
+/* The tasks' names for a profiler's ranges (NVTX, roctx), given once. */
+static gf_status name_tasks(run *r) {
+  const char **names = gf_calloc((size_t)r->wf->ntasks + 1, sizeof *names);
+  if (!names) return gf_oom(r->diag, "naming the tasks");
+  for (int t = 0; t < r->wf->ntasks; t++) names[t] = r->wf->tasks[t].name;
+  r->b->ops->name_tasks(r->b, names, r->wf->ntasks);
+  free(names);
+  return GF_OK;
+}
+
 /* The progress line, on stderr; NULL (no progress) when out of memory. */
 static gf_progress *start_progress(run *r, const gf_run_options *options) {
   double dt = 0;
@@ -713,14 +752,23 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.timing = gf_calloc((size_t)wf->ntasks, sizeof *r.timing);
   r.count = gf_calloc((size_t)wf->ntasks, sizeof *r.count);
   r.temps = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.temps);
+  r.sample = options->timing_sample > 1 ? options->timing_sample : 1;
+  r.timed_now = gf_calloc((size_t)wf->ntasks + 1, 1);
+  r.timed_count = gf_calloc((size_t)wf->ntasks + 1, sizeof *r.timed_count);
+  r.trace_first = options->trace_first;
+  r.trace_end = options->trace_end;
   /* The host's own work is timed for the trace alone. */
   unsigned host_kinds = (1u << GF_TIMED_HOST_WAIT) | (1u << GF_TIMED_HOST_CALL) |
                         (1u << GF_TIMED_WRITE) | (1u << GF_TIMED_MEMORY) | (1u << GF_TIMED_STAGING);
-  b->sink = (gf_op_sink){run_sink, &r, options->trace_path ? host_kinds : 0};
-  gf_status st = r.timing && r.count && r.temps ? GF_OK : gf_oom(diag, "starting the run");
+  b->sink = (gf_op_sink){run_sink, &r, options->trace_path ? host_kinds : 0,
+                         r.sample > 1 ? run_times : NULL};
+  gf_status st = r.timing && r.count && r.temps && r.timed_now && r.timed_count
+                     ? GF_OK
+                     : gf_oom(diag, "starting the run");
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
+  if (st == GF_OK && b->ops->name_tasks) st = name_tasks(&r);
   if (st == GF_OK)
     st = gf_writer_create(b, r.memory, wf, options->out_dir, options->force, diag, &r.writer);
   if (st == GF_OK) st = check_prepare(&r);
@@ -799,7 +847,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   gf_memory_destroy(r.memory);
   free(r.count);
   free(r.temps);
-  b->sink = (gf_op_sink){NULL, NULL, 0};
+  free(r.timed_now);
+  free(r.timed_count);
+  b->sink = (gf_op_sink){NULL, NULL, 0, NULL};
   free_trace(&r);
   free(r.timing);
   return st;

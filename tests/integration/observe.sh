@@ -111,6 +111,23 @@ for e in launches:
 print(problems) if problems else None
 sys.exit(1 if problems else 0)
 PY
+# --timing-sample K: the backend times the first of every K instances of a
+# task (and each one in the traced steps); timings.json says how many and
+# scales the busy time up
+expect_exit 0 "a sampled, traced run" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/s" \
+  --timing-sample 8 --trace "$tmp/s.json" --trace-steps 20:30
+check "$tmp/s.json" 20 30 && pass || fail "a sampled run's trace of steps 20..29"
+python3 - "$tmp/s/timings.json" "$tmp/q/timings.json" <<'PY' && pass || fail "sampled timings"
+import json, sys
+sampled, full = (json.load(open(p))["tasks"] for p in sys.argv[1:3])
+# step: instances 0..63, timed 0, 8, ..., 56 and steps 20..29 (two of them, 24, on both lists)
+# snapshot: steps 2..62 are instances 0..60, timed 0, 8, ... 56 (steps 2, 10, ...) and steps 20..29 (26 on both)
+want = {"step": 8 + 10 - 1, "snapshot": 8 + 10 - 1}
+ok = all(t["timed"] == want[t["name"]] and t["busy_ms"] > 0 for t in sampled)
+ok = ok and all(t["timed"] == t["count"] for t in full)
+print(sampled, full) if not ok else None
+sys.exit(0 if ok else 1)
+PY
 expect_exit 64 "a bad step range" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/r" --trace "$tmp/x.json" --trace-steps 9:3
 expect_contains "$err" "--trace-steps takes A:B with 0 <= A < B, not '9:3'" "the range message"
 

@@ -11,8 +11,7 @@
 #include "task_output.h"
 
 typedef struct image_task {
-  int file;        /* index into wf->files */
-  gf_expr *number; /* the step, n: what the pattern's %d shows */
+  gf_output_task out; /* first: the file, and n, the number the pattern shows */
   gf_image_spec spec;
 } image_task;
 
@@ -79,7 +78,7 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
   image_task *im = gf_calloc(1, sizeof *im);
   if (!im) return gf_oom(gf_load_diag(ld), "loading an image task");
   task->data = im;
-  im->file = -1;
+  im->out.file = -1;
   gf_ref from;
   gf_status status = gf_load_mapping(ld, yaml->value, "image", image_keys, 4, NULL, NULL, values);
   if (status || (status = gf_load_ref(ld, values[0], &from))) return status;
@@ -100,28 +99,16 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
                                         .planes = 1,
                                         .plane_bytes = field->bytes,
                                         .image = &im->spec},
-                              &im->file);
+                              &im->out.file);
   if (status) return status;
   gf_scope scope = {NULL, NULL, 1};
-  return gf_expr_compile("n", &scope, gf_load_diag(ld), task->loc, &im->number);
-}
-
-static gf_status emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
-                      const gf_task_instance *instance) {
-  (void)instance;
-  const image_task *im = task->data;
-  gf_output_emit(e, wf, im->file, im->number);
-  return GF_OK;
-}
-
-static const char *describe(const gf_workflow *wf, const gf_task *task) {
-  return wf->files[((const image_task *)task->data)->file].name;
+  return gf_expr_compile("n", &scope, gf_load_diag(ld), task->loc, &im->out.plane);
 }
 
 static void free_image(void *data) {
   image_task *im = data;
   if (!im) return;
-  gf_expr_free(im->number);
+  gf_expr_free(im->out.plane);
   gf_image_spec_clear(&im->spec);
   free(im);
 }
@@ -130,7 +117,7 @@ const gf_task_kind gf_task_image_kind = {
     .name = "image",
     .traits = GF_KIND_MOVES_DATA,
     .load = load,
-    .describe = describe,
-    .emit = emit,
+    .describe = gf_output_task_describe,
+    .emit = gf_output_task_emit,
     .free = free_image,
 };

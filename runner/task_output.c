@@ -111,15 +111,15 @@ static gf_status check_step(const gf_workflow *wf, const gf_task *task, int64_t 
   return GF_OK;
 }
 
-static gf_status emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
-                      const gf_task_instance *instance) {
+gf_status gf_output_task_emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
+                              const gf_task_instance *instance) {
   (void)instance;
   const gf_output_task *o = task->data;
   gf_output_emit(e, wf, o->file, o->plane);
   return GF_OK;
 }
 
-static const char *describe(const gf_workflow *wf, const gf_task *task) {
+const char *gf_output_task_describe(const gf_workflow *wf, const gf_task *task) {
   return wf->files[((const gf_output_task *)task->data)->file].name;
 }
 
@@ -135,7 +135,7 @@ const gf_task_kind gf_task_output_kind = {
     .traits = GF_KIND_MOVES_DATA,
     .load = load,
     .check_step = check_step,
-    .describe = describe,
-    .emit = emit,
+    .describe = gf_output_task_describe,
+    .emit = gf_output_task_emit,
     .free = free_output,
 };

@@ -10,6 +10,13 @@ typedef struct gf_output_task {
   gf_expr *plane; /* of n */
 } gf_output_task;
 
+/* The emit and describe of a kind whose payload begins with a
+ * gf_output_task (output, image): the staged write of plane `plane` of the
+ * file, and the file's name. */
+gf_status gf_output_task_emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
+                              const gf_task_instance *instance);
+const char *gf_output_task_describe(const gf_workflow *wf, const gf_task *task);
+
 /* For the kinds that write files (output, image): registers `file` (its
  * name, field, planes and plane bytes; the task is `task`) in wf->files
  * under *index, refusing a name another task writes. */

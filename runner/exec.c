@@ -236,7 +236,9 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   if (in->starts_task) {
     r->task_ops++;
     if (r->sample > 1) {
-      int timed = r->count[in->task] % r->sample == 0 ||
+      /* the second instance of every `sample`, not the first: a first
+       * launch may load the kernel's code (CUDA loads modules lazily) */
+      int timed = r->count[in->task] % r->sample == 1 ||
                   (r->trace && n >= r->trace_first && n < r->trace_end);
       r->timed_now[in->task] = (char)timed;
       r->timed_count[in->task] += timed;

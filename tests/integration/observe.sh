@@ -111,7 +111,7 @@ for e in launches:
 print(problems) if problems else None
 sys.exit(1 if problems else 0)
 PY
-# --timing-sample K: the backend times the first of every K instances of a
+# --timing-sample K: the backend times the second of every K instances of a
 # task (and each one in the traced steps); timings.json says how many and
 # scales the busy time up
 expect_exit 0 "a sampled, traced run" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/s" \
@@ -120,8 +120,8 @@ check "$tmp/s.json" 20 30 && pass || fail "a sampled run's trace of steps 20..29
 python3 - "$tmp/s/timings.json" "$tmp/q/timings.json" <<'PY' && pass || fail "sampled timings"
 import json, sys
 sampled, full = (json.load(open(p))["tasks"] for p in sys.argv[1:3])
-# step: instances 0..63, timed 0, 8, ..., 56 and steps 20..29 (two of them, 24, on both lists)
-# snapshot: steps 2..62 are instances 0..60, timed 0, 8, ... 56 (steps 2, 10, ...) and steps 20..29 (26 on both)
+# step: instances 0..63, timed 1, 9, ..., 57 and steps 20..29 (25 on both lists)
+# snapshot: steps 2..62 are instances 0..60, timed 1, 9, ... 57 (steps 3, 11, ...) and steps 20..29 (27 on both)
 want = {"step": 8 + 10 - 1, "snapshot": 8 + 10 - 1}
 ok = all(t["timed"] == want[t["name"]] and t["busy_ms"] > 0 for t in sampled)
 ok = ok and all(t["timed"] == t["count"] for t in full)

@@ -4,9 +4,14 @@
 # Every kernel launch, output copy and file write of the traced steps appears
 # once, on its stream's track (the writer thread's for writes), in step order; the event dependencies the workflow states
 # (`after: [step@n-2]`, `after: [snapshot@n-3]`) are flow arrows between the
-# right slices; --trace-steps bounds what is kept.
+# right slices; --trace-steps bounds what is kept; counter tracks follow the
+# bytes held per memory space and the staging buffers in use; a launch's slice
+# holds its kernel's scalar arguments; --timing-sample times what it says.
 # Progress, when stderr is not a terminal: timestamped lines, steps rising;
 # none with --quiet.
+# Pictures: `gflow view` and the image task, decoded here without gflow and
+# checked pixel by pixel against the field values through the colormap; one
+# picture against a stored checksum; a run that fails keeps no picture.
 #   observe.sh GFLOW REPO
 set -uo pipefail
 gflow=$1

@@ -102,7 +102,6 @@ const char *gf_image_pattern_parse(const char *pattern, gf_image_spec *spec, siz
       i++;
       continue;
     }
-    if (conversion) return "has a second conversion; it takes one %d, the step";
     size_t j = i + 1;
     int zero = pattern[j] == '0', width = 0;
     j += (size_t)zero;
@@ -110,6 +109,7 @@ const char *gf_image_pattern_parse(const char *pattern, gf_image_spec *spec, siz
       width = width * 10 + (pattern[j++] - '0');
     if (width > 20) return "pads the step to more than 20 digits";
     if (pattern[j] != 'd') return "has a conversion other than %d, %Nd or %0Nd (write %% for a %)";
+    if (conversion) return "has a second conversion; it takes one %d, the step";
     conversion = pattern + i;
     spec->width = width;
     spec->zero_pad = zero;

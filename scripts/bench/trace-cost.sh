@@ -11,13 +11,18 @@
 # plain run of the same workload in the same run. The CPU backend reads its
 # clock around every operation whatever the flags (there --timing changes
 # nothing); the GPU backend records timing events only when asked.
-# Usage: BACKEND=cpu|gpu REPEAT=N scripts/bench/trace-cost.sh [GFLOW]
+# METRIC=cpu measures instead the whole process's CPU time (user + sys, with
+# OMP_WAIT_POLICY=passive so that waiting threads do not spin): the work
+# each variant does, writing the trace included, which a machine shared with
+# other jobs disturbs far less than the wall clock.
+# Usage: BACKEND=cpu|gpu REPEAT=N METRIC=loop|cpu scripts/bench/trace-cost.sh [GFLOW]
 #   (GFLOW default: build/gflow, with BACKEND=gpu .device/bin/gflow from
 #   scripts/gpu/build-nvidia.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 backend=${BACKEND:-cpu}
 repeat=${REPEAT:-5}
+metric=${METRIC:-loop}
 default=build/gflow
 [ "$backend" = gpu ] && default=.device/bin/gflow
 gflow=$(realpath "${1:-$default}")
@@ -27,8 +32,14 @@ out=/dev/shm
 tmp=$(mktemp -d "$out/gflow-trace-cost.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-ms() { # a run's loop time in ms; arguments: the workflow and options
+ms() { # a run's loop time (or CPU time) in ms; arguments: the workflow and options
   rm -rf "$tmp/o"
+  if [ "$metric" = cpu ]; then
+    local TIMEFORMAT=%U+%S t
+    t=$( { time OMP_WAIT_POLICY=passive "$gflow" run "$@" --backend "$backend" --quiet --out "$tmp/o" >/dev/null; } 2>&1)
+    awk "BEGIN { printf \"%.1f\", ($t) * 1000 }"
+    return
+  fi
   "$gflow" run "$@" --backend "$backend" --quiet --out "$tmp/o" >/dev/null
   sed -n 's/.*"total_s": \([0-9.e+-]*\).*/\1/p' "$tmp/o/timings.json" | awk 'NR == 1 { printf "%.4f", $1 * 1000 }'
 }
@@ -63,7 +74,9 @@ row() { # LABEL WORKFLOW SET...
 }
 
 "$gflow" --version
-echo "backend $backend, best of $repeat runs each, interleaved; loop ms and ratio to plain"
+what="loop ms"
+[ "$metric" = cpu ] && what="process CPU ms (user + sys)"
+echo "backend $backend, best of $repeat runs each, interleaved; $what and ratio to plain"
 printf '%-28s %9s %9s %6s %9s %6s %9s %6s\n' workload plain --timing ratio "sample 1" ratio --trace ratio
 row "seed 256^2 x 640, events" workflows/wave2d.yaml
 row "seed 256^2 x 640, sync" workflows/wave2d.yaml schedule=sync

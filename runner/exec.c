@@ -75,7 +75,13 @@ typedef struct run {
   int64_t *host_busy_ns;  /* per task: host calls of tasks that communicate (MPI) */
   void **buffers;         /* the program's run buffers (gf_emit_buffer), by id */
   gf_comm *comm;
-  int stop_vote;   /* under MPI: why this rank wants to stop (a signal, GF_DIVERGED) */
+  int stop_vote; /* under MPI: why this rank wants to stop (a signal, GF_DIVERGED) */
+  /* the timing sample (gf_run_options.timing_sample): whether the backend
+   * times the instance of each task being issued, and how many it timed */
+  int64_t sample;
+  char *timed_now;
+  int64_t *timed_count;
+  int64_t trace_first, trace_end;
   gf_trace *trace; /* the timeline, or NULL */
   /* for the trace's flow arrows: the last device operation issued on each
    * stream, the operation each event was recorded after, and what each
@@ -111,6 +117,13 @@ void gf_task_timing_report(void *timings, const gf_op_timing *timing) {
   gf_task_timing *t = (gf_task_timing *)timings + timing->tag.task;
   atomic_fetch_add_explicit(&t->busy_ns, timing->end_ns - timing->start_ns, memory_order_relaxed);
   atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
+}
+
+/* The sink's choice of what to time: gflow's own work, and the instances of
+ * the sample (decided in issue()). */
+static int run_times(void *user, gf_tag tag) {
+  const run *r = user;
+  return tag.task < 0 || r->timed_now[tag.task];
 }
 
 /* The sink the executor installs: the per-task sums and, when asked, the trace. */
@@ -246,12 +259,23 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   gf_status st;
   if (in->starts_task) {
     r->task_ops++;
+    if (r->sample > 1) {
+      /* the second instance of every `sample`, not the first: a first
+       * launch may load the kernel's code (CUDA loads modules lazily) */
+      int timed = r->count[in->task] % r->sample == 1 ||
+                  (r->trace && n >= r->trace_first && n < r->trace_end);
+      r->timed_now[in->task] = (char)timed;
+      r->timed_count[in->task] += timed;
+    }
     r->count[in->task]++;
   }
   if (r->trace) trace_dependencies(r, in, n);
   switch (in->kind) {
     case GF_I_LAUNCH:
       if ((st = set_params(r, in, n)) != GF_OK) return st;
+      if (r->trace)
+        gf_trace_launch_args(r->trace, (gf_trace_key){in->task, n, in->stream, GF_TIMED_LAUNCH},
+                             in->kernel, in->args);
       r->kernel_calls++;
       r->points += (double)in->points;
       r->kernel_bytes += (double)in->points * in->kernel->bytes_per_point;
@@ -595,8 +619,15 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     return gf_oom(r->diag, "writing the report");
   }
   for (int t = 0; t < wf->ntasks; t++) {
-    int timed = r->timing[t].count > 0 || r->host_busy_ns[t] > 0;
-    mine[t] = timed ? (double)(r->timing[t].busy_ns + r->host_busy_ns[t]) / 1e6 : -1;
+    /* busy time as the backend measured it, scaled up from the instances it
+     * timed when it timed a sample, plus the host's part of a ghost-cell
+     * exchange (MPI); -1 where nothing was timed */
+    int64_t timed_count = r->sample > 1 ? r->timed_count[t] : r->count[t];
+    int timed = r->timing[t].count > 0 && timed_count > 0;
+    double device_ms =
+        timed ? (double)r->timing[t].busy_ns / 1e6 * (double)r->count[t] / (double)timed_count : 0;
+    timed |= r->host_busy_ns[t] > 0;
+    mine[t] = timed ? device_ms + (double)r->host_busy_ns[t] / 1e6 : -1;
   }
   seed_timers(wf, mine, mine + wf->ntasks);
   mine[wf->ntasks + 3] = wall_s;
@@ -650,12 +681,15 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     int t = gf_plan_order(r->plan)[i];
     const gf_task *task = &wf->tasks[t];
     int64_t count = r->count[t];
-    double busy_ms = most[t]; /* as measured; -1 where it was not */
+    double busy_ms = most[t]; /* as measured (scaled up from a sample); -1 where not */
     int timed = busy_ms >= 0;
+    int64_t timed_count = r->sample > 1 ? r->timed_count[t] : count;
     gf_text_printf(&j, "%s\n    {\"name\": ", i ? "," : "");
     gf_text_json(&j, task->name);
-    gf_text_printf(&j, ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"busy_ms\": %.6f}",
-                   task->kind->name, count, busy_ms);
+    gf_text_printf(&j,
+                   ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"timed\": %" PRId64
+                   ", \"busy_ms\": %.6f}",
+                   task->kind->name, count, timed ? timed_count : 0, busy_ms);
     if (!options->quiet && timed)
       fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12.3f %10.2f\n", task->name, task->kind->name,
               count, busy_ms, count ? busy_ms * 1e3 / (double)count : 0);
@@ -689,6 +723,11 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
               "  timing is stencil %.6f boundary condition %.6f ghost cell %.6f total %.6f "
               "(seconds; busy times, the maximum over %d rank%s)\n",
               timers[0], timers[1], timers[2], timers[3], ranks, ranks == 1 ? "" : "s");
+    if (r->sample > 1)
+      fprintf(stderr,
+              "  busy times: measured on 1 in %" PRId64
+              " instances of each task, scaled up (--timing-sample 1: all)\n",
+              r->sample);
     fprintf(stderr, "  runner overhead: %.2f us per task (host time outside backend calls)\n",
             overhead_us);
     fprintf(stderr, "  outputs in %s/, complete %.3f ms after the loop started\n", options->out_dir,
@@ -773,6 +812,16 @@ static void destroy_streams_and_events(run *r) {
   free(r->events);
   free(r->fences);
   free(r->streams);
+}
+
+/* The tasks' names for a profiler's ranges (NVTX, roctx), given once. */
+static gf_status name_tasks(run *r) {
+  const char **names = gf_calloc((size_t)r->wf->ntasks + 1, sizeof *names);
+  if (!names) return gf_oom(r->diag, "naming the tasks");
+  for (int t = 0; t < r->wf->ntasks; t++) names[t] = r->wf->tasks[t].name;
+  r->b->ops->name_tasks(r->b, names, r->wf->ntasks);
+  free(names);
+  return GF_OK;
 }
 
 /* The progress line, on stderr; NULL (no progress) when out of memory. */
@@ -880,19 +929,27 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.buffers = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.buffers);
   r.host_busy_ns = gf_calloc((size_t)wf->ntasks + 1, sizeof *r.host_busy_ns);
   r.host.buffers = r.buffers;
+  r.sample = options->timing_sample > 1 ? options->timing_sample : 1;
+  r.timed_now = gf_calloc((size_t)wf->ntasks + 1, 1);
+  r.timed_count = gf_calloc((size_t)wf->ntasks + 1, sizeof *r.timed_count);
+  r.trace_first = options->trace_first;
+  r.trace_end = options->trace_end;
   /* The host's own work is timed for the trace alone. */
-  unsigned host_kinds =
-      (1u << GF_TIMED_HOST_WAIT) | (1u << GF_TIMED_HOST_CALL) | (1u << GF_TIMED_WRITE);
-  b->sink = (gf_op_sink){run_sink, &r, options->trace_path ? host_kinds : 0};
-  gf_status st = r.timing && r.count && r.temps && r.buffers && r.host_busy_ns &&
-                         gf_comm_batch_create(4, &r.host.batch) == GF_OK
+  unsigned host_kinds = (1u << GF_TIMED_HOST_WAIT) | (1u << GF_TIMED_HOST_CALL) |
+                        (1u << GF_TIMED_WRITE) | (1u << GF_TIMED_MEMORY) | (1u << GF_TIMED_STAGING);
+  b->sink = (gf_op_sink){run_sink, &r, options->trace_path ? host_kinds : 0,
+                         r.sample > 1 ? run_times : NULL};
+  gf_status st = r.timing && r.count && r.temps && r.timed_now && r.timed_count && r.buffers &&
+                         r.host_busy_ns && gf_comm_batch_create(4, &r.host.batch) == GF_OK
                      ? GF_OK
                      : gf_oom(diag, "starting the run");
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
+  if (st == GF_OK && b->ops->name_tasks) st = name_tasks(&r);
   if (st == GF_OK)
-    st = gf_writer_create(b, wf, options->out_dir, options->force, r.comm, diag, &r.writer);
+    st = gf_writer_create(b, r.memory, wf, options->out_dir, options->force, r.comm, diag,
+                          &r.writer);
   if (st == GF_OK) st = check_prepare(&r);
   if (st == GF_OK) st = allocate_buffers(&r);
   if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, r.buffers, diag);
@@ -986,7 +1043,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   free(r.buffers); /* their memory goes with r.memory */
   free(r.host_busy_ns);
   gf_comm_batch_free(r.host.batch);
-  b->sink = (gf_op_sink){NULL, NULL, 0};
+  free(r.timed_now);
+  free(r.timed_count);
+  b->sink = (gf_op_sink){NULL, NULL, 0, NULL};
   free_trace(&r);
   free(r.timing);
   return st;

@@ -25,6 +25,14 @@ typedef struct gf_run_options {
    * [trace_first, trace_end). */
   const char *trace_path;
   int64_t trace_first, trace_end;
+  /* Busy times per task from a sample: the backend times the second of
+   * every timing_sample instances of each task (instances 1, K + 1, ...: a
+   * first launch may include loading the kernel) and every one the trace
+   * keeps, and the report scales the sum up by instances / timed; a task
+   * that ran once is not timed. 0 or 1: time every one. What --timing costs
+   * on a GPU, where each timed operation records two events. */
+  int64_t timing_sample;
+#define GF_TIMING_SAMPLE_GPU 16 /* the GPU's default: 2 event records per 16 instances */
   /* Unless quiet: progress on stderr, redrawn on a terminal, else a line
    * every progress_s seconds (0: 10). */
   double progress_s;

@@ -90,6 +90,7 @@ typedef struct cli {
   int64_t step;
   int quiet;
   int timing;
+  int64_t timing_sample; /* --timing-sample K; 0: the backend's default */
   int help;
   int force;          /* run even when the outputs may not fit */
   int allow_unstable; /* run kernel calls that fail their stability condition */
@@ -216,6 +217,14 @@ static gf_status opt_timing(cli *c, const char *arg) {
   return GF_OK;
 }
 
+static gf_status opt_timing_sample(cli *c, const char *arg) {
+  int64_t k;
+  if (!parse_int(arg, &k) || k < 1 || k > 1000000000)
+    return usage_error(c, "--timing-sample takes a count from 1 to 10^9, not '%s'", arg);
+  c->timing_sample = k;
+  return GF_OK;
+}
+
 static gf_status opt_quiet(cli *c, const char *arg) {
   (void)arg;
   c->quiet = 1;
@@ -322,7 +331,10 @@ static const cli_option options[] = {
     {"plugin", "FILE", CMD_ALL, opt_plugin, "load a kernel plugin (repeatable)"},
     {"timing", NULL, CMD_RUN, opt_timing,
      "GPU backend: measure every task's busy time with events\n"
-     "(the CPU backend always does; on a GPU it adds two events per task)"},
+     "(the CPU backend always does; on a GPU it adds two events per timed task)"},
+    {"timing-sample", "K", CMD_RUN, opt_timing_sample,
+     "time one in K instances of each task and scale the busy times up\n"
+     "(default: 16 on a GPU, 1 (all) on the CPU; a trace times the steps it keeps)"},
     {"lua-memory", "N", CMD_LOADS, opt_lua_memory,
      "bytes a Lua hook state may hold (same as --set limits.lua_memory=N)"},
     {"lua-instructions", "N", CMD_LOADS, opt_lua_instructions,
@@ -669,6 +681,10 @@ static gf_status run_command(cli *c) {
                                 .trace_path = c->trace,
                                 .trace_first = c->trace_first,
                                 .trace_end = c->trace_end,
+                                .timing_sample = c->timing_sample ? c->timing_sample
+                                                 : strcmp(backend->name, "gpu") == 0
+                                                     ? GF_TIMING_SAMPLE_GPU
+                                                     : 1,
                                 .progress_s = c->progress_s,
                                 .argc = c->argc,
                                 .argv = c->argv,

@@ -25,6 +25,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "memory.h"
 #include "workflow.h"
 
 typedef struct gf_writer gf_writer;
@@ -33,11 +34,14 @@ typedef struct gf_writer gf_writer;
  * .gflow.lock, flock'ed until gf_writer_destroy: a folder another gflow holds
  * is refused with that run's pid), checks that the outputs at full size fit
  * in the free space of its file system (unless `force`), opens a temporary
- * file per output task and allocates the staging buffers. GF_CANTCREATE when
+ * file per output task and allocates the staging buffers from `memory`
+ * (which frees them with itself). When the backend's sink wants
+ * GF_TIMED_STAGING, the writer reports the buffers in use as they change. GF_CANTCREATE when
  * the folder or a file cannot be created, is locked, or lacks the space. */
 typedef struct gf_comm gf_comm;
-gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
-                           int force, gf_comm *comm, gf_diag *diag, gf_writer **out);
+gf_status gf_writer_create(gf_backend *backend, gf_memory *memory, const gf_workflow *wf,
+                           const char *out_dir, int force, gf_comm *comm, gf_diag *diag,
+                           gf_writer **out);
 
 /* Waits for a free staging buffer. Fails (GF_IOERR) once the writer thread has
  * failed, so the time loop stops at the next output. */

@@ -19,8 +19,9 @@
 #include "task.h"
 
 typedef struct gf_registry gf_registry;
-typedef struct gf_schedule gf_schedule; /* schedule.h */
-typedef struct gf_eval gf_eval;         /* eval.h */
+typedef struct gf_schedule gf_schedule;     /* schedule.h */
+typedef struct gf_eval gf_eval;             /* eval.h */
+typedef struct gf_image_spec gf_image_spec; /* image.h */
 
 typedef struct gf_param_value {
   char *name;
@@ -72,13 +73,17 @@ typedef struct gf_stream_group {
 } gf_stream_group;
 
 /* A file an output-like task writes: a stack of `planes` planes of one
- * field instance each, written through the output staging buffers. */
+ * field instance each, written through the output staging buffers; or, for
+ * an image task (`image` not NULL), a PNG picture per step it runs, named by
+ * the pattern `name`, each through a staging buffer of `plane_bytes` (the
+ * whole instance) and counted as one plane. */
 typedef struct gf_file {
   char *name; /* relative to the output folder */
   int task;
   int field;
   int64_t planes;
   size_t plane_bytes;
+  const gf_image_spec *image; /* the image task's, or NULL */
 } gf_file;
 
 /* Steps between two runs of the default check (no `check:` block): a scan of

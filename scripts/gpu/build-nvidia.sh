@@ -30,7 +30,7 @@ LIBGOMP_A=$(gcc -print-file-name=libgomp.a)
 [[ -f $LIBGOMP_A ]] || { echo "no static libgomp ($LIBGOMP_A)" >&2; exit 1; }
 mkdir -p "$OUT/bin"
 
-targets=(test_backend_gpu bench)
+targets=(test_backend_gpu bench nvtx_count)
 [[ $build_gflow == 1 ]] && targets+=(gflow gflow_heat2d)
 echo "== CMake (GFLOW_GPU=CUDA, static dependencies): ${targets[*]}"
 # ARCH: sm_ARCH machine code plus compute_ARCH PTX (for a newer chip's driver
@@ -43,7 +43,7 @@ cmake -S . -B "$OUT/build" -DCMAKE_BUILD_TYPE=Release -DGFLOW_GPU=CUDA \
   -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" -DBUILD_TESTING=ON \
   ${GFLOW_CMAKE_ARGS:-}
 cmake --build "$OUT/build" -j"$JOBS" --target "${targets[@]}"
-cp "$OUT/build/tests/gpu/test_backend_gpu" "$OUT/build/bench/"* "$OUT/bin/"
+cp "$OUT/build/tests/gpu/test_backend_gpu" "$OUT/build/tests/gpu/libnvtx_count.so" "$OUT/build/bench/"* "$OUT/bin/"
 if [[ $build_gflow == 1 ]]; then
   cp "$OUT/build/gflow" "$OUT/bin/gflow"
   mkdir -p "$OUT/plugins"

@@ -5,7 +5,9 @@
 #   2. every workflow in workflows/ under every schedule and memory strategy on
 #      the GPU: outputs bit-identical across GPU schedules and strategies, and
 #      within 1e-5 of the field maximum against the CPU backend;
-#   3. faults: out of memory, a device that does not exist.
+#   3. seeing a run: pictures (the CPU's bits), --timing's sample, a trace,
+#      NVTX ranges (counted by libnvtx_count.so);
+#   4. faults: out of memory, a device that does not exist.
 # Ends with `N passed, N failed`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -99,6 +101,44 @@ if command -v mpirun >/dev/null; then
   done
 else
   echo "   mpirun not found: skipped"
+fi
+
+echo "== seeing a run on the GPU"
+# the image task: the GPU run draws the CPU run's pictures, bit for bit
+expect_exit 0 "pictures on the CPU" -- "$gflow" run tests/integration/image.yaml --backend cpu --quiet --out "$tmp/im-cpu"
+expect_exit 0 "pictures on the GPU" -- "$gflow" run tests/integration/image.yaml --backend gpu --quiet --out "$tmp/im-gpu"
+pictures=$(cd "$tmp/im-cpu" && ls ./*.png | sed 's|^\./||')
+[ "$(echo "$pictures" | wc -w)" -eq 5 ] && pass || fail "pictures: $pictures"
+for f in $pictures; do cmp -s "$tmp/im-cpu/$f" "$tmp/im-gpu/$f" && pass || fail "$f differs between CPU and GPU"; done
+# --timing times one in 16 instances of each task and scales up
+expect_exit 0 "--timing" -- "$gflow" run workflows/wave2d.yaml --backend gpu --timing --out "$tmp/timing"
+expect_contains "$err" "busy times: measured on 1 in 16 instances of each task" "the report says it sampled"
+grep -q '"name": "step", "kind": "kernel", "count": 640, "timed": 40, "busy_ms": [0-9]' "$tmp/timing/timings.json" &&
+  pass || fail "step: 40 of 640 timed: $(grep '"step"' "$tmp/timing/timings.json")"
+echo "   $(grep -m1 '^  step ' <<<"$err")"
+# a trace of steps 100..109: each launch and copy once with its arguments, counters
+expect_exit 0 "--trace" -- "$gflow" run workflows/wave2d.yaml --backend gpu --quiet --out "$tmp/trace" \
+  --trace "$tmp/trace.json" --trace-steps 100:110
+python3 - "$tmp/trace.json" <<'PY' >"$tmp/trace.txt" && pass || fail "the GPU trace: $(cat "$tmp/trace.txt")"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+tracks = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+x = [e for e in events if e["ph"] == "X" and 100 <= e["args"]["step"] < 110]
+launches = sorted(e["args"]["step"] for e in x if e["cat"] == "launch" and tracks[e["tid"]] == "compute" and "amplitude" in e["args"] and e["args"].get("dt", 0) > 0)
+copies = sorted(e["args"]["step"] for e in x if e["cat"] == "copy" and tracks[e["tid"]].startswith("io["))
+counters = {e["name"] for e in events if e["ph"] == "C"}
+ok = launches == list(range(100, 110)) and copies == list(range(100, 110)) and {"memory held: device", "memory held: pinned", "output staging buffers in use"} <= counters
+print(f"launches {launches}, copies {copies}, counters {sorted(counters)}")
+sys.exit(0 if ok else 1)
+PY
+# NVTX: a range per launch and copy, named by its task, the step its payload
+# (an injection library counts them: no Nsight Systems needed)
+if [ -f "$bin/libnvtx_count.so" ]; then
+  expect_exit 0 "NVTX ranges" -- env NVTX_INJECTION64_PATH="$(realpath "$bin/libnvtx_count.so")" \
+    "$gflow" run workflows/wave2d.yaml --backend gpu --quiet --out "$tmp/nvtx"
+  expect_contains "$err" "nvtx_count: domain gflow: step 640 ranges (payload 0..639)" "a range per launch"
+  expect_contains "$err" "nvtx_count: domain gflow: snapshot 637 ranges (payload 2..638)" "a range per copy"
+  expect_contains "$err" "nvtx_count: 0 unbalanced, 0 unregistered" "ranges closed, names registered"
 fi
 
 echo "== faults"

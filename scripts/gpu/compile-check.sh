@@ -41,8 +41,8 @@ step "C, no GPU support: gflow, test_backend_gpu"
 build nogpu gflow test_backend_gpu -- -DGFLOW_GPU=OFF
 
 if [[ $which == all || $which == cuda ]]; then
-  step "NVIDIA (CUDA $("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_90): gflow, test_backend_gpu, bench"
-  build cuda gflow test_backend_gpu bench -- -DGFLOW_GPU=CUDA -DCMAKE_CUDA_COMPILER="$NVCC" \
+  step "NVIDIA (CUDA $("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_90): gflow, test_backend_gpu, bench, nvtx"
+  build cuda gflow test_backend_gpu bench nvtx_count -- -DGFLOW_GPU=CUDA -DCMAKE_CUDA_COMPILER="$NVCC" \
     -DCMAKE_CUDA_ARCHITECTURES=90-real
 fi
 

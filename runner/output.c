@@ -74,7 +74,8 @@ struct gf_writer {
   _Atomic int64_t bytes_written; /* planes written so far, for progress */
   pthread_t thread;
   int thread_started;
-  int lock_fd; /* the folder's .gflow.lock, flock'ed for the run; -1: not held */
+  int lock_fd;      /* the folder's .gflow.lock, flock'ed for the run; -1: not held */
+  int keep_partial; /* a checkpoint names the temporary files: never remove them */
 };
 
 /* In the output folder: who holds it. flock(2) dies with its process, so a
@@ -596,7 +597,8 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   if (!ok) /* nothing half-written keeps a name that looks complete */
     for (int i = 0; i < w->nfiles; i++) {
       out_file *f = &w->files[i];
-      remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
+      if (f->renamed || !w->keep_partial)
+        remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
       if (f->renamed == 2) remove_at(w->dir, f->name, ".json");
       if (sidecar_temp && sidecar_temp[i]) unlink(sidecar_temp[i]);
       f->renamed = 0;
@@ -632,6 +634,94 @@ char *gf_writer_summary(const gf_writer *w) {
   return gf_text_take(&b);
 }
 
+/* ---- checkpoints (checkpoint.c) ---------------------------------------------- */
+
+gf_status gf_writer_checkpoint(gf_writer *w) {
+  pthread_mutex_lock(&w->lock);
+  while (w->count > 0 && !atomic_load(&w->failed)) pthread_cond_wait(&w->changed, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+  gf_status st = gf_writer_status(w);
+  w->keep_partial = 1;
+  for (int i = 0; i < w->nfiles && st == GF_OK; i++) {
+    out_file *f = &w->files[i];
+    char *name = gf_asprintf(".%s.partial", f->name);
+    char *from = name ? join_path(w->dir, f->temp_name) : NULL;
+    char *to = from ? join_path(w->dir, name) : NULL;
+    if (!to)
+      st = gf_oom(w->diag, "checkpointing the outputs");
+    else if (fsync(f->fd) != 0)
+      st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s: %s", from, io_error_text(errno));
+    else if (strcmp(name, f->temp_name) != 0 && (st = rename_into_place(w, from, to)) == GF_OK) {
+      free(f->temp_name); /* the descriptor writes on under the new name */
+      f->temp_name = name;
+      name = NULL;
+    }
+    free(name);
+    free(from);
+    free(to);
+  }
+  return st;
+}
+
+void gf_writer_file_state(const gf_writer *w, int file, const char **temp_name,
+                          const uint8_t **written) {
+  *temp_name = w->files[file].temp_name;
+  *written = w->files[file].written;
+}
+
+gf_status gf_writer_adopt(gf_writer *w, int file, const char *temp_name, const uint8_t *written) {
+  out_file *f = &w->files[file];
+  char *temp = join_path(w->dir, temp_name), *final = join_path(w->dir, f->name);
+  char *sidecar = final ? gf_asprintf("%s.json", final) : NULL;
+  char *name = gf_strdup(temp_name);
+  gf_status st = temp && sidecar && name ? GF_OK : gf_oom(w->diag, "taking back the outputs");
+  struct stat info;
+  /* Where a stop after the checkpoint left it: its temporary name, or its
+   * final name (a signal or a failed check gave it one, with a sidecar). */
+  if (st == GF_OK && stat(temp, &info) != 0) {
+    if (stat(final, &info) != 0)
+      st = gf_diag_error(w->diag, GF_NOINPUT,
+                         "the checkpoint's output %s is gone (neither %s nor %s is there)", f->name,
+                         temp, final);
+    else if (rename(final, temp) != 0)
+      st = gf_diag_error(w->diag, GF_IOERR, "cannot rename %s to %s: %s", final, temp,
+                         strerror(errno));
+    else
+      unlink(sidecar); /* it described the stopped run */
+  }
+  int64_t last = -1, count = 0;
+  for (int64_t p = 0; p < f->planes; p++)
+    if ((written[p >> 3] >> (p & 7)) & 1) {
+      last = p;
+      count++;
+    }
+  if (st == GF_OK && (off_t)((last + 1) * (int64_t)f->plane_bytes) > info.st_size)
+    st = gf_diag_error(w->diag, GF_NOINPUT,
+                       "the checkpoint's output %s is shorter (%lld bytes) than the %" PRId64
+                       " planes it says are written",
+                       temp, (long long)info.st_size, last + 1);
+  int fd = st == GF_OK ? open(temp, O_WRONLY | O_CLOEXEC) : -1;
+  if (st == GF_OK && fd < 0)
+    st = gf_diag_error(w->diag, GF_NOINPUT, "cannot open %s: %s", temp, strerror(errno));
+  if (st == GF_OK) { /* the empty file gf_writer_create made gives way */
+    close(f->fd);
+    remove_at(w->dir, f->temp_name, "");
+    free(f->temp_name);
+    f->temp_name = name;
+    name = NULL;
+    f->fd = fd;
+    w->keep_partial = 1;
+    memcpy(f->written, written, (size_t)(f->planes + 7) / 8);
+    f->nwritten = count;
+    atomic_fetch_add(&w->bytes_written, count * (int64_t)f->plane_bytes);
+  }
+  free(temp);
+  free(final);
+  free(sidecar);
+  free(name);
+  return st;
+}
+
 void gf_writer_destroy(gf_writer *w) {
   if (!w) return;
   stop_thread(w);
@@ -639,7 +729,7 @@ void gf_writer_destroy(gf_writer *w) {
     out_file *f = &w->files[i];
     if (f->fd >= 0) {
       close(f->fd);
-      remove_at(w->dir, f->temp_name, "");
+      if (!w->keep_partial) remove_at(w->dir, f->temp_name, "");
     }
     free(f->name);
     free(f->temp_name);

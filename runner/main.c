@@ -638,7 +638,7 @@ static gf_status find_checkpoint(const cli *c, const gf_workflow *wf, const char
                            out_dir, out_dir);
     *nothing_to_do = 1;
   }
-  if (*nothing_to_do && !c->quiet)
+  if (*nothing_to_do) /* even with --quiet: a batch log says why nothing ran */
     fprintf(stderr, "gflow: %s: the run is complete (%" PRId64 " steps); nothing to do\n", out_dir,
             wf->steps);
   return GF_OK;

@@ -34,3 +34,9 @@ add_test(NAME batch
 # scripts/test.sh's stages: every stage runs, the summary counts for real.
 add_test(NAME test_stages
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/stages.sh ${PROJECT_SOURCE_DIR})
+# Checkpoint and restart: under every schedule a run killed after a periodic
+# checkpoint, one stopped by SIGUSR1 and one by SIGTERM restart bit-identical to
+# an uninterrupted run; a stateful Lua hook with and without save_state;
+# corrupted and mismatched checkpoints refused; nothing to do when complete.
+add_test(NAME checkpoint
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/checkpoint.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})

@@ -45,7 +45,7 @@ wait_for() {
 }
 
 for schedule in sync streams events auto; do
-  args=("$wave" "${base[@]}" --set schedule=$schedule)
+  args=("$wave" "${base[@]}" --set "schedule=$schedule")
   ref=$tmp/ref-$schedule
   expect_exit 0 "$schedule: uninterrupted" -- "$gflow" run "${args[@]}" --out "$ref"
 

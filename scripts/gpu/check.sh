@@ -5,7 +5,9 @@
 #   2. every workflow in workflows/ under every schedule and memory strategy on
 #      the GPU: outputs bit-identical across GPU schedules and strategies, and
 #      within 1e-5 of the field maximum against the CPU backend;
-#   3. faults: out of memory, a device that does not exist.
+#   3. checkpoint and restart: runs killed after a checkpoint (every schedule) or
+#      stopped by SIGUSR1, restarted, bit-identical to an uninterrupted run;
+#   4. faults: out of memory, a device that does not exist.
 # Ends with `N passed, N failed`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,6 +66,52 @@ expect_exit 76 "check stops a bad field" -- "$gflow" run workflows/wave2d.yaml -
   --out "$tmp/chk_bad"
 expect_contains "$err" "gflow: check failed at step 6: field 'U' instance" "the GPU check names field and step"
 echo "   $(echo "$err" | grep -m1 'check failed')"
+
+echo "== checkpoint and restart on the GPU"
+# 8192^2 x 6000 steps (a few seconds), a plane every 1000 steps, a checkpoint
+# every 1500: long enough to be killed after a checkpoint or signalled.
+ck=("$gflow" run workflows/wave2d.yaml --backend gpu --quiet --set 'grid.shape=[8192,8192]'
+  --set loop.steps=6000 --set 'loop.tasks.1.when=n % 1000 == 2'
+  --set 'loop.tasks.1.output.plane=n // 1000' --set loop.tasks.1.output.planes=6
+  --set checkpoint.every=1500)
+wait_for() { # FILE: until it exists while $pid runs, at most 120 s
+  for _ in $(seq 1200); do
+    [ -e "$1" ] && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -e "$1" ]
+}
+expect_exit 0 "checkpointed run, uninterrupted" -- "${ck[@]}" --out "$tmp/ck-ref"
+for schedule in sync streams events auto; do
+  dir=$tmp/ck-kill-$schedule
+  "${ck[@]}" --set schedule=$schedule --out "$dir" 2>"$dir.err" &
+  pid=$!
+  if wait_for "$dir/checkpoint/checkpoint.txt"; then
+    kill -s KILL "$pid"
+    wait "$pid" 2>/dev/null
+    step=$(sed -n 's/^step //p' "$dir/checkpoint/checkpoint.txt")
+    expect_exit 0 "$schedule: restart after SIGKILL at step $step" -- \
+      "${ck[@]}" --set schedule=$schedule --restart "$dir"
+    cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && pass ||
+      fail "$schedule: killed at step $step and restarted: array_out.dat differs"
+    echo "   $schedule: killed after the checkpoint at step $step, restarted: $(cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && echo bit-identical || echo DIFFERS)"
+  else
+    fail "$schedule: no checkpoint appeared: $(cat "$dir.err")"
+  fi
+  rm -rf "$dir"
+done
+dir=$tmp/ck-usr1
+"${ck[@]}" --out "$dir" 2>"$dir.err" &
+pid=$!
+wait_for "$dir/.array_out.dat.partial-$pid" && sleep 1
+kill -s USR1 "$pid"
+wait "$pid" && status=0 || status=$?
+[ "$status" -eq 75 ] && pass || fail "SIGUSR1: exit $status, expected 75: $(cat "$dir.err")"
+expect_exit 0 "restart after SIGUSR1" -- "${ck[@]}" --restart "$dir"
+cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && pass || fail "SIGUSR1, restarted: array_out.dat differs"
+echo "   SIGUSR1: $(grep -m1 -o 'checkpointed at step [0-9]*' "$dir.err"), restarted: $(cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && echo bit-identical || echo DIFFERS)"
+rm -rf "$dir" "$tmp/ck-ref"
 
 echo "== faults"
 expect_exit 70 "out of device memory" -- "$gflow" run workflows/wave2d.yaml --backend gpu \

@@ -134,6 +134,25 @@ expect_contains "$err" "the hooks kept state that the checkpoint in $dir/checkpo
   "unsaved hook state: message"
 
 # ---- refused checkpoints ----------------------------------------------------------
+# a hook file edited after the checkpoint
+cp "$repo/tests/integration/noisy.lua" "$tmp/edited.lua"
+edited=(--set "hooks.noisy.lua=$tmp/edited.lua" --quiet)
+dir=$tmp/edited
+start "$dir" "$noisy" "${edited[@]}"
+wait_for "$dir/checkpoint/checkpoint.txt"
+kill -s KILL "$pid"
+wait "$pid" 2>/dev/null
+echo "-- edited" >>"$tmp/edited.lua"
+expect_exit 65 "a hook file edited since" -- "$gflow" run "$noisy" "${edited[@]}" --restart "$dir"
+expect_contains "$err" "hook file $tmp/edited.lua changed since the checkpoint ($dir/checkpoint/checkpoint.txt)" \
+  "a hook file edited since: message"
+# the partial output removed (the hook file as it was)
+cp "$repo/tests/integration/noisy.lua" "$tmp/edited.lua"
+rm -f "$dir"/.u.dat.partial*
+expect_exit 66 "the partial output removed" -- "$gflow" run "$noisy" "${edited[@]}" --restart "$dir"
+expect_contains "$err" "the checkpoint's output u.dat is gone (neither $dir/.u.dat.partial nor $dir/u.dat is there)" \
+  "the partial output removed: message"
+
 dir=$tmp/bad
 start "$dir" "${args[@]}"
 wait_for "$dir/.array_out.dat.partial-$pid" && sleep 0.2

@@ -645,7 +645,7 @@ static gf_status write_meta(const gf_checkpoint_run *run, const char *dir, int64
   return st;
 }
 
-gf_status gf_checkpoint_write(const gf_checkpoint_run *run, int64_t step, gf_diag *diag) {
+gf_status gf_checkpoint_write(gf_checkpoint_run *run, int64_t step, gf_diag *diag) {
   char *dir = checkpoint_dir(run->out_dir), *lua_state = NULL, *step_dir = NULL;
   char folder[64], name[64], hooks[64] = "none";
   step_folder(folder, sizeof folder, step);
@@ -664,11 +664,12 @@ gf_status gf_checkpoint_write(const gf_checkpoint_run *run, int64_t step, gf_dia
     st = gf_write_file_atomic(step_dir, HOOKS_NAME, lua_state, diag);
   } else if (changed) {
     snprintf(hooks, sizeof hooks, "unsaved");
-    gf_diag_error(diag, GF_OK,
-                  "note: checkpoint at step %" PRId64
-                  ": the hooks' state changed during the run and they define no save_state(), "
-                  "so a restart from it will be refused (README: restart after a time limit)",
-                  step);
+    if (!run->noted++)
+      gf_diag_error(diag, GF_OK,
+                    "note: checkpoint at step %" PRId64
+                    ": the hooks' state changed during the run and they define no save_state(), "
+                    "so a restart from it will be refused (README: restart after a time limit)",
+                    step);
   }
   if (st == GF_OK) sync_dir(step_dir);
   if (st == GF_OK) st = write_meta(run, dir, step, 0, hooks, diag);

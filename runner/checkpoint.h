@@ -48,6 +48,7 @@ typedef struct gf_checkpoint_run {
   const gf_override *overrides; /* the --set list, recorded for `--restart DIR` alone */
   int noverrides;
   int rank, nranks; /* 0, 1 until gflow has MPI */
+  int noted;        /* the note that the hooks' state cannot be saved was printed */
 } gf_checkpoint_run;
 
 /* Reads OUTDIR/checkpoint and checks it against `wf`: *out NULL (GF_OK) when
@@ -81,7 +82,7 @@ gf_status gf_checkpoint_start(const gf_checkpoint_run *run, const gf_checkpoint 
 
 /* Writes the checkpoint of step `step`. The caller has drained every stream;
  * this drains the output writer. */
-gf_status gf_checkpoint_write(const gf_checkpoint_run *run, int64_t step, gf_diag *diag);
+gf_status gf_checkpoint_write(gf_checkpoint_run *run, int64_t step, gf_diag *diag);
 
 /* The run completed: a checkpoint in the folder is marked complete and its
  * data removed, so a later --restart says there is nothing to do. */

@@ -757,16 +757,16 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
   if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, options->force, diag, &r.writer);
-  r.ck = (gf_checkpoint_run){wf,
-                             b,
-                             r.memory,
-                             r.writer,
-                             gf_eval_lua(eval),
-                             options->out_dir,
-                             options->overrides,
-                             options->noverrides,
-                             0,
-                             1};
+  r.ck = (gf_checkpoint_run){.wf = wf,
+                             .backend = b,
+                             .memory = r.memory,
+                             .writer = r.writer,
+                             .lua = gf_eval_lua(eval),
+                             .out_dir = options->out_dir,
+                             .overrides = options->overrides,
+                             .noverrides = options->noverrides,
+                             .rank = 0,
+                             .nranks = 1};
   if (options->restart) r.first_step = gf_checkpoint_step(options->restart);
   if (st == GF_OK) st = gf_checkpoint_start(&r.ck, options->restart, diag);
   if (st == GF_OK) st = check_prepare(&r);

@@ -749,6 +749,21 @@ static const char *serialize(lua_State *L, int idx, gf_text *out, int depth) {
   }
 }
 
+/* GF_OK, or the report of a call to save_state or restore_state (`when`:
+ * "checkpoint", "restart") that the limits stopped or that failed. */
+static gf_status state_call_status(gf_lua *lua, int status, const char *function, const char *when,
+                                   gf_diag *diag) {
+  char reason[128];
+  if (stop_reason(lua, status, reason, sizeof reason))
+    return gf_diag_error(diag, GF_INTERNAL, "hook '%s' stopped: %s (%s)", function, reason, when);
+  if (status == LUA_OK) return GF_OK;
+  const char *message = error_text(lua->L);
+  gf_status st = gf_diag_error(diag, GF_INTERNAL, "%.*s (hook '%s', %s)",
+                               first_line_length(message), message, function, when);
+  print_continuation(diag, message);
+  return st;
+}
+
 gf_status gf_lua_state_save(gf_lua *lua, char **text, int *changed, gf_diag *diag) {
   *text = NULL;
   *changed = 0;
@@ -772,17 +787,8 @@ gf_status gf_lua_state_save(gf_lua *lua, char **text, int *changed, gf_diag *dia
   lua_remove(L, -2);
   reset_budget(lua);
   int status = lua_pcall(L, 0, 1, base);
-  gf_status st = GF_OK;
-  char reason[128];
-  if (stop_reason(lua, status, reason, sizeof reason)) {
-    st = gf_diag_error(diag, GF_INTERNAL, "hook '" SAVE_FUNCTION "' stopped: %s (checkpoint)",
-                       reason);
-  } else if (status != LUA_OK) {
-    const char *message = error_text(L);
-    st = gf_diag_error(diag, GF_INTERNAL, "%.*s (hook '" SAVE_FUNCTION "', checkpoint)",
-                       first_line_length(message), message);
-    print_continuation(diag, message);
-  } else {
+  gf_status st = state_call_status(lua, status, SAVE_FUNCTION, "checkpoint", diag);
+  if (st == GF_OK) {
     gf_text t = {0};
     gf_text_printf(&t, "return ");
     const char *why = serialize(L, -1, &t, 0);
@@ -838,17 +844,7 @@ gf_status gf_lua_state_restore(gf_lua *lua, const char *text, gf_diag *diag) {
   lua_pushlightuserdata(L, &args);
   reset_budget(lua);
   int status = lua_pcall(L, 1, 0, base);
-  gf_status st = GF_OK;
-  char reason[128];
-  if (stop_reason(lua, status, reason, sizeof reason)) {
-    st = gf_diag_error(diag, GF_INTERNAL, "hook '" RESTORE_FUNCTION "' stopped: %s (restart)",
-                       reason);
-  } else if (status != LUA_OK) {
-    const char *message = error_text(L);
-    st = gf_diag_error(diag, GF_INTERNAL, "%.*s (hook '" RESTORE_FUNCTION "', restart)",
-                       first_line_length(message), message);
-    print_continuation(diag, message);
-  }
+  gf_status st = state_call_status(lua, status, RESTORE_FUNCTION, "restart", diag);
   lua_settop(L, base - 1);
   recover(lua, status);
   return st;

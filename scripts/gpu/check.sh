@@ -74,20 +74,12 @@ ck=("$gflow" run workflows/wave2d.yaml --backend gpu --quiet --set 'grid.shape=[
   --set loop.steps=6000 --set 'loop.tasks.1.when=n % 1000 == 2'
   --set 'loop.tasks.1.output.plane=n // 1000' --set loop.tasks.1.output.planes=6
   --set checkpoint.every=1500)
-wait_for() { # FILE: until it exists while $pid runs, at most 120 s
-  for _ in $(seq 1200); do
-    [ -e "$1" ] && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  [ -e "$1" ]
-}
 expect_exit 0 "checkpointed run, uninterrupted" -- "${ck[@]}" --out "$tmp/ck-ref"
 for schedule in sync streams events auto; do
   dir=$tmp/ck-kill-$schedule
   "${ck[@]}" --set schedule=$schedule --out "$dir" 2>"$dir.err" &
   pid=$!
-  if wait_for "$dir/checkpoint/checkpoint.txt"; then
+  if wait_for "$dir/checkpoint/checkpoint.txt" 120; then
     kill -s KILL "$pid"
     wait "$pid" 2>/dev/null
     step=$(sed -n 's/^step //p' "$dir/checkpoint/checkpoint.txt")

@@ -34,15 +34,6 @@ start() {
   pid=$!
 }
 
-# wait_for FILE: until it exists (the run reached that point), at most 60 s
-wait_for() {
-  for _ in $(seq 600); do
-    [ -e "$1" ] && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  [ -e "$1" ]
-}
 
 for schedule in sync streams events auto; do
   args=("$wave" "${base[@]}" --set "schedule=$schedule")
@@ -113,7 +104,7 @@ nref=$tmp/noisy-ref
 expect_exit 0 "stateful hook: uninterrupted" -- "$gflow" run "$noisy" --quiet --out "$nref"
 dir=$tmp/noisy
 start "$dir" "$noisy" --quiet
-wait_for "$dir/.u.dat.partial-$pid" && sleep 0.1
+wait_for "$dir/checkpoint/checkpoint.txt" # the hook has been called: its state changed
 kill -s USR1 "$pid"
 wait "$pid" && status=0 || status=$?
 [ "$status" -eq 75 ] && pass || fail "stateful hook: SIGUSR1: exit $status: $(cat "$dir.err")"
@@ -124,7 +115,7 @@ same "$dir" "$nref" "stateful hook" u.dat
 unsaved=(--set "hooks.noisy.lua=$repo/tests/integration/noisy_unsaved.lua" --quiet)
 dir=$tmp/unsaved
 start "$dir" "$noisy" "${unsaved[@]}"
-wait_for "$dir/.u.dat.partial-$pid" && sleep 0.1
+wait_for "$dir/checkpoint/checkpoint.txt"
 kill -s USR1 "$pid"
 wait "$pid"
 expect_contains "$(cat "$dir.err")" "define no save_state(), so a restart from it will be refused" \

@@ -42,7 +42,7 @@ struct gf_checkpoint {
 
 /* ---- small helpers ------------------------------------------------------------ */
 
-/* 64-bit FNV-1a over words, then bytes; `h` carries over between chunks
+/* A 64-bit FNV-1a-style hash over words, then bytes; `h` carries over between chunks
  * whose sizes are multiples of 8. */
 static uint64_t hash_bytes(uint64_t h, const void *data, size_t n) {
   const unsigned char *p = data;
@@ -378,12 +378,17 @@ static char *meta_text(const gf_checkpoint_run *run, int64_t step, int complete,
   return gf_text_take(&t);
 }
 
+/* The line after `line`, NULL after the last. */
+static const char *next_line(const char *line) {
+  const char *end = strchr(line, '\n');
+  return end ? end + 1 : NULL;
+}
+
 /* The line of `text` starting with "KEY ", its value up to the end of the
  * line copied into `value`; NULL when absent. */
 static const char *meta_get(const char *text, const char *key, char *value, size_t size) {
   size_t klen = strlen(key);
-  for (const char *line = text; line && *line;
-       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+  for (const char *line = text; line && *line; line = next_line(line))
     if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
       const char *v = line + klen + 1;
       size_t len = strcspn(v, "\n");
@@ -478,8 +483,7 @@ static gf_status parse_outputs(gf_checkpoint *c, const char *text, const gf_work
                                const char *path, gf_diag *diag) {
   c->outputs = gf_calloc((size_t)wf->nfiles + 1, sizeof *c->outputs);
   if (!c->outputs) return gf_oom(diag, "reading the checkpoint");
-  for (const char *line = text; *line;
-       line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+  for (const char *line = text; line && *line; line = next_line(line)) {
     if (strncmp(line, "output ", 7) != 0) continue;
     int i = c->noutputs;
     char *end;
@@ -553,7 +557,7 @@ gf_status gf_checkpoint_open(const char *out_dir, const gf_workflow *wf, gf_diag
   } else if (strcmp(yaml, saved_yaml) != 0) {
     st = workflow_differs(yaml, saved_yaml, yaml_path, diag);
   } else if ((hooks = hook_file_lines(wf, diag, &st)) != NULL) {
-    for (const char *line = hooks; *line && st == GF_OK; line = strchr(line, '\n') + 1) {
+    for (const char *line = hooks; line && *line && st == GF_OK; line = next_line(line)) {
       size_t len = strcspn(line, "\n"), skip = strlen("hook_file ") + 17; /* to the path */
       const char *at = strstr(text, line);
       while (at && at != text && at[-1] != '\n') at = strstr(at + 1, line);
@@ -609,8 +613,7 @@ gf_status gf_checkpoint_origin(const char *out_dir, char **file, gf_override **o
   else if (st == GF_OK && !(*file = gf_strdup(value)))
     st = gf_oom(diag, "reading the checkpoint");
   int cap = 0;
-  for (const char *line = text; st == GF_OK && line && *line;
-       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+  for (const char *line = text; st == GF_OK && line && *line; line = next_line(line)) {
     if (strncmp(line, "set ", 4) != 0) continue;
     char *key = gf_strndup(line + 4, strcspn(line + 4, "\n"));
     char *eq = key ? strchr(key, '=') : NULL;
@@ -708,8 +711,7 @@ static void discard(const char *out_dir, gf_diag *diag) {
                   "note: %s held a checkpoint at step %s; this run starts afresh and removes it "
                   "(--restart %s would have continued it)",
                   out_dir, value, out_dir);
-  for (const char *line = text; line && *line;
-       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+  for (const char *line = text; line && *line; line = next_line(line)) {
     const char *name = strncmp(line, "output ", 7) == 0 ? strchr(line + 7, ' ') : NULL;
     name = name ? strchr(name + 1, ' ') : NULL;
     char partial[PATH_MAX];

@@ -96,7 +96,7 @@ done
 dir=$tmp/ck-usr1
 "${ck[@]}" --out "$dir" 2>"$dir.err" &
 pid=$!
-wait_for "$dir/.array_out.dat.partial-$pid" && sleep 1
+wait_for "$dir/.array_out.dat.partial*" && sleep 1
 kill -s USR1 "$pid"
 wait "$pid" && status=0 || status=$?
 [ "$status" -eq 75 ] && pass || fail "SIGUSR1: exit $status, expected 75: $(cat "$dir.err")"

@@ -60,7 +60,7 @@ for schedule in sync streams events auto; do
   # SIGUSR1: a checkpoint at the next step boundary, then exit 75
   dir=$tmp/usr1-$schedule
   start "$dir" "${args[@]}"
-  wait_for "$dir/.array_out.dat.partial-$pid" && sleep 0.2
+  wait_for "$dir/.array_out.dat.partial*" && sleep 0.2
   kill -s USR1 "$pid"
   wait "$pid" && status=0 || status=$?
   err=$(cat "$dir.err")
@@ -146,7 +146,7 @@ expect_contains "$err" "the checkpoint's output u.dat is gone (neither $dir/.u.d
 
 dir=$tmp/bad
 start "$dir" "${args[@]}"
-wait_for "$dir/.array_out.dat.partial-$pid" && sleep 0.2
+wait_for "$dir/.array_out.dat.partial*" && sleep 0.2
 kill -s USR1 "$pid"
 wait "$pid"
 expect_exit 65 "another workflow" -- "$gflow" run "${args[@]}" --set params.cfl=0.3 --restart "$dir"
@@ -173,7 +173,7 @@ expect_contains "$err" "$tmp/none holds no checkpoint" "nothing to restart: mess
 # ---- one batch script for the first run and the requeued ones ----------------------
 dir=$tmp/requeue
 start "$dir" "${args[@]}" --restart-if-present
-wait_for "$dir/.array_out.dat.partial-$pid" && sleep 0.2
+wait_for "$dir/.array_out.dat.partial*" && sleep 0.2
 kill -s USR1 "$pid"
 wait "$pid" && status=0 || status=$?
 [ "$status" -eq 75 ] && pass || fail "--restart-if-present, first run: exit $status"

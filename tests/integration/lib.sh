@@ -25,15 +25,16 @@ expect_contains() {
   if printf '%s' "$1" | grep -qF -- "$2"; then pass; else fail "$3: missing '$2' in: $1"; fi
 }
 
-# wait_for FILE [SECONDS]: waits until FILE exists while the background job
-# $pid runs (at most SECONDS, default 60); fails when it never appears.
+# wait_for PATTERN [SECONDS]: waits until a file matches PATTERN (a glob)
+# while the background job $pid runs (at most SECONDS, default 60); fails
+# when none appears.
 wait_for() {
   for _ in $(seq $((${2:-60} * 10))); do
-    [ -e "$1" ] && return 0
+    compgen -G "$1" >/dev/null && return 0
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  [ -e "$1" ]
+  compgen -G "$1" >/dev/null
 }
 
 finish() {

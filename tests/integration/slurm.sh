@@ -137,7 +137,7 @@ export GFLOW=$gflow WORKFLOW=$repo/workflows/wave2d.yaml
 expect_exit 0 "submit run.sbatch" -- sbatch --parsable --cpus-per-task=1 run.sbatch
 job=$out
 deadline=$((SECONDS + 120))
-until compgen -G "out/$job/.array_out.dat.partial-*" >/dev/null || [ $SECONDS -ge $deadline ]; do
+until compgen -G "out/$job/.array_out.dat.partial*" >/dev/null || [ $SECONDS -ge $deadline ]; do
   sleep 0.1
 done
 sleep 0.3

@@ -30,7 +30,8 @@ typedef struct out_file {
   int64_t planes;
   uint8_t *written; /* a bit per plane */
   int64_t nwritten;
-  int renamed; /* finish: 1 once the data, 2 once its sidecar too, has its final name */
+  int renamed;      /* finish: 1 once the data, 2 once its sidecar too, has its final name */
+  int checkpointed; /* a checkpoint names the temporary: never remove it */
 } out_file;
 
 static int plane_written(const out_file *f, int64_t plane) {
@@ -74,8 +75,7 @@ struct gf_writer {
   _Atomic int64_t bytes_written; /* planes written so far, for progress */
   pthread_t thread;
   int thread_started;
-  int lock_fd;      /* the folder's .gflow.lock, flock'ed for the run; -1: not held */
-  int keep_partial; /* a checkpoint names the temporary files: never remove them */
+  int lock_fd; /* the folder's .gflow.lock, flock'ed for the run; -1: not held */
 };
 
 /* In the output folder: who holds it. flock(2) dies with its process, so a
@@ -597,7 +597,7 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   if (!ok) /* nothing half-written keeps a name that looks complete */
     for (int i = 0; i < w->nfiles; i++) {
       out_file *f = &w->files[i];
-      if (f->renamed || !w->keep_partial)
+      if (f->renamed || !f->checkpointed)
         remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
       if (f->renamed == 2) remove_at(w->dir, f->name, ".json");
       if (sidecar_temp && sidecar_temp[i]) unlink(sidecar_temp[i]);
@@ -641,7 +641,6 @@ gf_status gf_writer_checkpoint(gf_writer *w) {
   while (w->count > 0 && !atomic_load(&w->failed)) pthread_cond_wait(&w->changed, &w->lock);
   pthread_mutex_unlock(&w->lock);
   gf_status st = gf_writer_status(w);
-  w->keep_partial = 1;
   for (int i = 0; i < w->nfiles && st == GF_OK; i++) {
     out_file *f = &w->files[i];
     char *name = gf_asprintf(".%s.partial", f->name);
@@ -656,6 +655,7 @@ gf_status gf_writer_checkpoint(gf_writer *w) {
       f->temp_name = name;
       name = NULL;
     }
+    if (st == GF_OK) f->checkpointed = 1;
     free(name);
     free(from);
     free(to);
@@ -710,7 +710,7 @@ gf_status gf_writer_adopt(gf_writer *w, int file, const char *temp_name, const u
     f->temp_name = name;
     name = NULL;
     f->fd = fd;
-    w->keep_partial = 1;
+    f->checkpointed = 1;
     memcpy(f->written, written, (size_t)(f->planes + 7) / 8);
     f->nwritten = count;
     atomic_fetch_add(&w->bytes_written, count * (int64_t)f->plane_bytes);
@@ -729,7 +729,7 @@ void gf_writer_destroy(gf_writer *w) {
     out_file *f = &w->files[i];
     if (f->fd >= 0) {
       close(f->fd);
-      if (!w->keep_partial) remove_at(w->dir, f->temp_name, "");
+      if (!f->checkpointed) remove_at(w->dir, f->temp_name, "");
     }
     free(f->name);
     free(f->temp_name);

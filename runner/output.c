@@ -255,12 +255,16 @@ static void unlock_folder(gf_writer *w) {
 
 /* What the run will write: every file at full size, its sidecar (the
  * resolved workflow and the plane list) and timings.json, all while an
- * earlier run's files of the same names may still be there. */
+ * earlier run's files of the same names may still be there; with
+ * `checkpoint: {every}`, two checkpoints of every field instance (a new one
+ * is written before the one it replaces goes). */
 static double output_bytes(const gf_workflow *wf) {
   double bytes = 4096.0 + 256.0 * wf->ntasks; /* timings.json */
   for (int i = 0; i < wf->nfiles; i++)
     bytes += (double)wf->files[i].planes * (double)wf->files[i].plane_bytes + 8192.0 +
              2.0 * (double)strlen(wf->source);
+  for (int f = 0; wf->checkpoint_every && f < wf->nfields; f++)
+    bytes += 2.0 * (double)wf->fields[f].ring * (double)wf->fields[f].bytes;
   return bytes;
 }
 

@@ -19,6 +19,18 @@
  * previous checkpoint's step-M/ folder goes once checkpoint.txt names N. The
  * output files themselves stay where the writer writes them
  * (`.NAME.partial`, output.h): a restarted run continues writing into them.
+ *
+ * What needs no saving: the evaluation object keeps nothing between steps
+ * but the hooks' Lua state; the compiled program is a function of the
+ * workflow (the restart compiles it again and skips to step N); every event
+ * of the run is unrecorded after a restart, which backend.h makes complete,
+ * and the streams were drained at the checkpoint; a check still in flight
+ * was read before the checkpoint (exec.c).
+ *
+ * Under MPI (not yet): every rank writes its rank file through the same
+ * function (it reads field->bytes, the rank's block), the ranks agree on the
+ * step as they agree on a stop, and rank 0 alone renames the outputs'
+ * temporaries and commits checkpoint.txt after the others are done.
  */
 #ifndef GF_CHECKPOINT_H
 #define GF_CHECKPOINT_H

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "memory.h"
 #include "output.h"
 #include "progress.h"
@@ -103,6 +104,9 @@ typedef struct run {
   int check_bodies;              /* program bodies check_writer has seen */
   int64_t check_pending;         /* the step whose scans are in flight, -1: none */
   char check_message[512];       /* why the check stopped the run */
+  gf_checkpoint_run ck;          /* what a checkpoint saves (checkpoint.h) */
+  int64_t first_step;            /* the step a restart continues from, else 0 */
+  int64_t checkpoint_step;       /* the last checkpoint written, -1: none */
 } run;
 
 static int64_t now_ns(void) {
@@ -675,6 +679,8 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     if (ranks > 1) snprintf(over, sizeof over, " (%d ranks; the slowest's busy times)", ranks);
     fprintf(stderr, "gflow: %s: %" PRId64 "%s steps in %.3f ms on the %s backend (schedule %s)%s\n",
             wf->name, steps_run, of, wall_s * 1e3, b->name, wf->schedule->name, over);
+    if (options->restart)
+      fprintf(stderr, "  restarted from the checkpoint at step %" PRId64 "\n", r->first_step);
     fprintf(stderr, "  %-14s %-7s %9s %12s %10s\n", "task", "kind", "count", "busy ms", "mean us");
   }
   for (int i = 0; i < wf->ntasks; i++) {
@@ -737,7 +743,15 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
   char *json = gf_text_take(&j);
   gf_status st = gf_write_file_atomic(options->out_dir, "timings.json", json, r->diag);
   /* run.json: the same figures and what the run was (runinfo.c) */
-  gf_runinfo info = {wf, options, b->name, b->description, steps_run, flushed_s, json};
+  gf_runinfo info = {wf,
+                     options,
+                     b->name,
+                     b->description,
+                     steps_run,
+                     flushed_s,
+                     json,
+                     options->restart ? r->first_step : -1,
+                     r->checkpoint_step};
   if (st == GF_OK && (st = gf_runinfo_write(&info, options->out_dir, r->diag)) != GF_OK)
     gf_remove_file(options->out_dir, "timings.json");
   free(json);
@@ -862,6 +876,25 @@ static gf_status vote(run *r, int64_t n, int *stop, int *stop_signal) {
   return GF_OK;
 }
 
+/* A checkpoint at the boundary before step n: every stream drained, a check
+ * still in flight read first (a blown-up field is never checkpointed). */
+static gf_status take_checkpoint(run *r, int64_t n) {
+  gf_backend *b = r->b;
+  int64_t t0 = now_ns();
+  gf_status st = GF_OK;
+  if (b->ops->synchronize(b) != GF_OK)
+    st = gf_diag_error(r->diag, GF_INTERNAL, "checkpoint at step %" PRId64 ": %s", n, b->error);
+  if (st == GF_OK) st = check_resolve(r);
+  for (int t = 0; st == GF_OK && t < gf_program_temp_count(r->program); t++)
+    if (r->temps[t]) /* no task kind keeps one across steps today */
+      st = gf_diag_error(r->diag, GF_INTERNAL,
+                         "checkpoint at step %" PRId64 ": a temporary lives across the step", n);
+  if (st == GF_OK) st = gf_checkpoint_write(&r->ck, n, r->diag);
+  if (st == GF_OK) r->checkpoint_step = n;
+  r->backend_ns += now_ns() - t0;
+  return st;
+}
+
 /* The loop: every step of every segment, compiling the next stretch of
  * steps when the program ends before the loop does. Stops at a signal (at a
  * step boundary) or at the first failure; *steps_run counts the steps done. */
@@ -869,7 +902,7 @@ static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_
                           int *stop_signal, gf_progress *progress) {
   const gf_workflow *wf = r->wf;
   gf_status st = GF_OK;
-  int64_t n = 0;
+  int64_t n = 0, every = wf->checkpoint_every;
   while (n < wf->steps && st == GF_OK) {
     if (n == gf_program_end(r->program) &&
         (st = gf_program_compile(r->program, n, GF_VALIDATE_MAX_STEPS, r->diag)) != GF_OK)
@@ -879,13 +912,17 @@ static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_
     for (int s = 0; s < nsegments && st == GF_OK; s++) {
       const gf_segment *seg = &segments[s];
       for (int64_t k = 0; k < seg->steps && st == GF_OK; k++, n++) {
+        if (n < r->first_step) continue;       /* a restart: done before the checkpoint */
         if (options->stop && *options->stop) { /* a step boundary: stop here */
           if (!r->stop_vote && gf_comm_size(r->comm) > 1) r->stop_vote = (int)*options->stop;
           if (gf_comm_size(r->comm) == 1) {
             *stop_signal = (int)*options->stop;
-            return GF_OK;
+            if (*stop_signal == SIGUSR1 && (st = take_checkpoint(r, n)) != GF_OK) *stop_signal = 0;
+            return st;
           }
         }
+        if (every && n > r->first_step && n % every == 0 && (st = take_checkpoint(r, n)) != GF_OK)
+          break;
         st = run_body(r, gf_program_body(r->program, seg->bodies[k % seg->period]), n);
         if (st == GF_OK) *steps_run = n + 1;
         if (st == GF_OK) st = fence_step(r, n);
@@ -915,7 +952,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
            .diag = diag,
            .eval = eval,
            .staged_slot = -1,
-           .check_pending = -1};
+           .check_pending = -1,
+           .checkpoint_step = -1};
   r.plan = gf_program_plan(program);
   r.comm = options->comm;
   r.host.eval = eval;
@@ -950,6 +988,23 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   if (st == GF_OK)
     st = gf_writer_create(b, r.memory, wf, options->out_dir, options->force, r.comm, diag,
                           &r.writer);
+  r.ck = (gf_checkpoint_run){.wf = wf,
+                             .backend = b,
+                             .memory = r.memory,
+                             .writer = r.writer,
+                             .lua = gf_eval_lua(eval),
+                             .out_dir = options->out_dir,
+                             .overrides = options->overrides,
+                             .noverrides = options->noverrides,
+                             .rank = gf_comm_rank(r.comm),
+                             .nranks = gf_comm_size(r.comm)};
+  if (st == GF_OK && gf_comm_size(r.comm) > 1 && (wf->checkpoint_every || options->restart))
+    st = gf_diag_error(diag, GF_USAGE,
+                       "a run split over %d ranks does not checkpoint or restart yet: run "
+                       "checkpointed jobs on one process",
+                       gf_comm_size(r.comm));
+  if (options->restart) r.first_step = gf_checkpoint_step(options->restart);
+  if (st == GF_OK) st = gf_checkpoint_start(&r.ck, options->restart, diag);
   if (st == GF_OK) st = check_prepare(&r);
   if (st == GF_OK) st = allocate_buffers(&r);
   if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, r.buffers, diag);
@@ -957,6 +1012,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   double wall_s = 0;
   int64_t t0 = now_ns(), steps_run = 0;
   int stop_signal = 0; /* the signal that stopped the loop */
+  steps_run = r.first_step;
   if (st == GF_OK) {
     t0 = now_ns();
     gf_progress *progress = options->quiet ? NULL : start_progress(&r, options);
@@ -992,7 +1048,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.backend_ns += now_ns() - sync_start;
   wall_s = (double)(now_ns() - t0) / 1e9;
 
-  const char *signal_name = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+  const char *signal_name = stop_signal == SIGINT    ? "SIGINT"
+                            : stop_signal == SIGUSR1 ? "SIGUSR1"
+                                                     : "SIGTERM";
   if (r.writer) {
     gf_run_info info = {.backend = b->name,
                         .device = b->description,
@@ -1010,6 +1068,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
       gf_remove_file(options->out_dir, "run.json");
     }
     if (keep && fin != GF_OK) st = fin; /* outputs that cannot be written say so first */
+    if (st == GF_OK && !stop_signal && steps_run == wf->steps)
+      st = gf_checkpoint_finish(&r.ck, diag); /* a checkpoint left has nothing to continue */
   }
   if (r.writer && (st == GF_DIVERGED || (st == GF_OK && stop_signal))) {
     char *summary = gf_writer_summary(r.writer); /* NULL: out of memory, said without it */
@@ -1020,11 +1080,17 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
                what[0] ? ": " : "");
     /* Rank 0 says it for the job; every rank exits with the same status. */
     int lead = gf_comm_rank(r.comm) == 0;
-    if (stop_signal) st = stop_signal == SIGINT ? GF_INTERRUPTED : GF_TERMINATED;
-    if (stop_signal && lead)
-      gf_diag_error(diag, st, "interrupted by %s at step %" PRId64 "; %s%s", signal_name, steps_run,
-                    holds, what);
-    else if (!stop_signal && lead)
+    if (stop_signal == SIGUSR1 && gf_comm_size(r.comm) == 1)
+      st = gf_diag_error(diag, GF_CHECKPOINTED,
+                         "checkpointed at step %" PRId64
+                         " (SIGUSR1) and stopped; %s%s; continue with --restart %s",
+                         steps_run, holds, what, options->out_dir);
+    else if (stop_signal) {
+      st = stop_signal == SIGINT ? GF_INTERRUPTED : GF_TERMINATED;
+      if (lead)
+        gf_diag_error(diag, st, "interrupted by %s at step %" PRId64 "; %s%s", signal_name,
+                      steps_run, holds, what);
+    } else if (lead)
       gf_diag_error(diag, GF_DIVERGED, "stopped by the check after step %" PRId64 "; %s%s",
                     steps_run - 1, holds, what);
     free(summary);

@@ -33,7 +33,8 @@ typedef struct out_file {
   int64_t planes;
   uint8_t *written; /* a bit per plane */
   int64_t nwritten;
-  int renamed; /* finish: 1 once the data, 2 once its sidecar too, has its final name */
+  int renamed;      /* finish: 1 once the data, 2 once its sidecar too, has its final name */
+  int checkpointed; /* a checkpoint names the temporary: never remove it */
   /* an image task's pictures (image not NULL; no fd, no planes): the steps
    * drawn so far, each in .NAME.partial-PID until finish renames it, how
    * many have their final names, and the picture being drawn */
@@ -267,13 +268,17 @@ static void unlock_folder(gf_writer *w) {
 
 /* What the run will write: every file at full size, its sidecar (the
  * resolved workflow and the plane list) and timings.json, all while an
- * earlier run's files of the same names may still be there. */
+ * earlier run's files of the same names may still be there; with
+ * `checkpoint: {every}`, two checkpoints of every field instance (a new one
+ * is written before the one it replaces goes). */
 static double output_bytes(const gf_workflow *wf) {
   double bytes = 4096.0 + 256.0 * wf->ntasks; /* timings.json */
   for (int i = 0; i < wf->nfiles; i++)
     if (!wf->files[i].image) /* pictures: compressed, and few next to the planes */
       bytes += (double)wf->files[i].planes * (double)wf->files[i].plane_bytes + 8192.0 +
                2.0 * (double)strlen(wf->source);
+  for (int f = 0; wf->checkpoint_every && f < wf->nfields; f++)
+    bytes += 2.0 * (double)wf->fields[f].ring * (double)wf->fields[f].bytes;
   return bytes;
 }
 
@@ -796,7 +801,8 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
         remove_pictures(w, f);
         continue;
       }
-      remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
+      if (f->renamed || !f->checkpointed)
+        remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
       if (f->renamed == 2) remove_at(w->dir, f->name, ".json");
       if (sidecar_temp && sidecar_temp[i]) unlink(sidecar_temp[i]);
       f->renamed = 0;
@@ -837,6 +843,94 @@ char *gf_writer_summary(const gf_writer *w) {
   return gf_text_take(&b);
 }
 
+/* ---- checkpoints (checkpoint.c) ---------------------------------------------- */
+
+gf_status gf_writer_checkpoint(gf_writer *w) {
+  pthread_mutex_lock(&w->lock);
+  while (w->count > 0 && !atomic_load(&w->failed)) pthread_cond_wait(&w->changed, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+  gf_status st = gf_writer_status(w);
+  for (int i = 0; i < w->nfiles && st == GF_OK; i++) {
+    out_file *f = &w->files[i];
+    char *name = gf_asprintf(".%s.partial", f->name);
+    char *from = name ? join_path(w->dir, f->temp_name) : NULL;
+    char *to = from ? join_path(w->dir, name) : NULL;
+    if (!to)
+      st = gf_oom(w->diag, "checkpointing the outputs");
+    else if (fsync(f->fd) != 0)
+      st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s: %s", from, io_error_text(errno));
+    else if (strcmp(name, f->temp_name) != 0 && (st = rename_into_place(w, from, to)) == GF_OK) {
+      free(f->temp_name); /* the descriptor writes on under the new name */
+      f->temp_name = name;
+      name = NULL;
+    }
+    if (st == GF_OK) f->checkpointed = 1;
+    free(name);
+    free(from);
+    free(to);
+  }
+  return st;
+}
+
+void gf_writer_file_state(const gf_writer *w, int file, const char **temp_name,
+                          const uint8_t **written) {
+  *temp_name = w->files[file].temp_name;
+  *written = w->files[file].written;
+}
+
+gf_status gf_writer_adopt(gf_writer *w, int file, const char *temp_name, const uint8_t *written) {
+  out_file *f = &w->files[file];
+  char *temp = join_path(w->dir, temp_name), *final = join_path(w->dir, f->name);
+  char *sidecar = final ? gf_asprintf("%s.json", final) : NULL;
+  char *name = gf_strdup(temp_name);
+  gf_status st = temp && sidecar && name ? GF_OK : gf_oom(w->diag, "taking back the outputs");
+  struct stat info;
+  /* Where a stop after the checkpoint left it: its temporary name, or its
+   * final name (a signal or a failed check gave it one, with a sidecar). */
+  if (st == GF_OK && stat(temp, &info) != 0) {
+    if (stat(final, &info) != 0)
+      st = gf_diag_error(w->diag, GF_NOINPUT,
+                         "the checkpoint's output %s is gone (neither %s nor %s is there)", f->name,
+                         temp, final);
+    else if (rename(final, temp) != 0)
+      st = gf_diag_error(w->diag, GF_IOERR, "cannot rename %s to %s: %s", final, temp,
+                         strerror(errno));
+    else
+      unlink(sidecar); /* it described the stopped run */
+  }
+  int64_t last = -1, count = 0;
+  for (int64_t p = 0; p < f->planes; p++)
+    if ((written[p >> 3] >> (p & 7)) & 1) {
+      last = p;
+      count++;
+    }
+  if (st == GF_OK && (off_t)((last + 1) * (int64_t)f->plane_bytes) > info.st_size)
+    st = gf_diag_error(w->diag, GF_NOINPUT,
+                       "the checkpoint's output %s is shorter (%lld bytes) than the %" PRId64
+                       " planes it says are written",
+                       temp, (long long)info.st_size, last + 1);
+  int fd = st == GF_OK ? open(temp, O_WRONLY | O_CLOEXEC) : -1;
+  if (st == GF_OK && fd < 0)
+    st = gf_diag_error(w->diag, GF_NOINPUT, "cannot open %s: %s", temp, strerror(errno));
+  if (st == GF_OK) { /* the empty file gf_writer_create made gives way */
+    close(f->fd);
+    remove_at(w->dir, f->temp_name, "");
+    free(f->temp_name);
+    f->temp_name = name;
+    name = NULL;
+    f->fd = fd;
+    f->checkpointed = 1;
+    memcpy(f->written, written, (size_t)(f->planes + 7) / 8);
+    f->nwritten = count;
+    atomic_fetch_add(&w->bytes_written, count * (int64_t)f->plane_bytes);
+  }
+  free(temp);
+  free(final);
+  free(sidecar);
+  free(name);
+  return st;
+}
+
 void gf_writer_destroy(gf_writer *w) {
   if (!w) return;
   stop_thread(w);
@@ -844,7 +938,7 @@ void gf_writer_destroy(gf_writer *w) {
     out_file *f = &w->files[i];
     if (f->fd >= 0) {
       close(f->fd);
-      remove_at(w->dir, f->temp_name, "");
+      if (!f->checkpointed) remove_at(w->dir, f->temp_name, "");
     }
     if (f->shared) gf_comm_file_abandon(f->shared);
     if (f->image && f->pictures_renamed < f->npictures) remove_pictures(w, f); /* not finished */

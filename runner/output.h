@@ -95,6 +95,24 @@ char *gf_writer_summary(const gf_writer *w);
 
 void gf_writer_destroy(gf_writer *w);
 
+/* For checkpoints (checkpoint.c). gf_writer_checkpoint waits until every
+ * plane handed over is in its file, makes the files durable and gives each
+ * temporary the name a checkpoint records, `.NAME.partial` (no pid: no later
+ * run's own temporary can take that name); from then on neither a failure
+ * nor gf_writer_destroy removes the temporaries. GF_IOERR when the writer
+ * failed or a file cannot be synced or renamed. gf_writer_file_state names
+ * file `file`'s temporary (inside the folder) and its bitmap of planes
+ * written (plane p at bit p % 8 of byte p / 8). gf_writer_adopt, right after
+ * gf_writer_create, continues file `file` in the checkpoint's temporary
+ * `temp_name` (or under its final name, which a stop after the checkpoint
+ * gave it; its sidecar is then removed) with the planes `written`, so a
+ * restarted run appends to what the first one wrote; GF_NOINPUT when the
+ * file is gone or shorter than its planes. */
+gf_status gf_writer_checkpoint(gf_writer *w);
+void gf_writer_file_state(const gf_writer *w, int file, const char **temp_name,
+                          const uint8_t **written);
+gf_status gf_writer_adopt(gf_writer *w, int file, const char *temp_name, const uint8_t *written);
+
 /* Creates the folder `path` and its parents as needed (mkdir -p);
  * GF_CANTCREATE, reported as `cannot create output folder PATH: why`. */
 gf_status gf_make_dirs(const char *path, gf_diag *diag);

@@ -188,6 +188,7 @@ typedef struct gf_workflow {
   gf_decomposition decomp;  /* decomposition:, exchange: and this process's block */
   gf_lua_limits lua_limits; /* `limits:` as applied (0: the hooks' default) */
   gf_check check;           /* `check:`, or the default check; every == 0: off */
+  int64_t checkpoint_every; /* `checkpoint: {every: K}`: a checkpoint every K steps; 0: none */
 } gf_workflow;
 
 typedef struct gf_override {

@@ -43,3 +43,9 @@ if(MPI_C_FOUND)
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/mpi.sh $<TARGET_FILE:gflow>
             $<TARGET_FILE:blur_seed> ${PROJECT_SOURCE_DIR})
 endif()
+# Checkpoint and restart: under every schedule a run killed after a periodic
+# checkpoint, one stopped by SIGUSR1 and one by SIGTERM restart bit-identical to
+# an uninterrupted run; a stateful Lua hook with and without save_state;
+# corrupted and mismatched checkpoints refused; nothing to do when complete.
+add_test(NAME checkpoint
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/checkpoint.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})

@@ -333,7 +333,7 @@ static void test_override_errors(void) {
   expect_override_error("nope.x", "1",
                         "--set nope.x=1:1:1: unknown key 'nope' at the top level; expected one of: "
                         "gflow, name, grid, hooks, params, memory, fields, streams, events, "
-                        "schedule, loop, limits, check, decomposition, exchange");
+                        "schedule, loop, limits, check, checkpoint, decomposition, exchange");
   expect_override_error("name.x", "1", "--set name.x=1:1:6: no key 'x' in name to set");
   expect_override_error(
       "check.every", "-1",

@@ -7,6 +7,8 @@
 #      within 1e-5 of the field maximum against the CPU backend;
 #   3. seeing a run: pictures (the CPU's bits), --timing's sample, a trace,
 #      NVTX ranges (counted by libnvtx_count.so);
+#   4. checkpoint and restart: runs killed after a checkpoint (every schedule) or
+#      stopped by SIGUSR1, restarted, bit-identical to an uninterrupted run;
 #   4. faults: out of memory, a device that does not exist.
 # Ends with `N passed, N failed`.
 set -uo pipefail
@@ -140,6 +142,43 @@ if [ -f "$bin/libnvtx_count.so" ]; then
   expect_contains "$err" "nvtx_count: domain gflow: snapshot 637 ranges (payload 2..638)" "a range per copy"
   expect_contains "$err" "nvtx_count: 0 unbalanced, 0 unregistered" "ranges closed, names registered"
 fi
+echo "== checkpoint and restart on the GPU"
+# 8192^2 x 6000 steps (a few seconds), a plane every 1000 steps, a checkpoint
+# every 1500: long enough to be killed after a checkpoint or signalled.
+ck=("$gflow" run workflows/wave2d.yaml --backend gpu --quiet --set 'grid.shape=[8192,8192]'
+  --set loop.steps=6000 --set 'loop.tasks.1.when=n % 1000 == 2'
+  --set 'loop.tasks.1.output.plane=n // 1000' --set loop.tasks.1.output.planes=6
+  --set checkpoint.every=1500)
+expect_exit 0 "checkpointed run, uninterrupted" -- "${ck[@]}" --out "$tmp/ck-ref"
+for schedule in sync streams events auto; do
+  dir=$tmp/ck-kill-$schedule
+  "${ck[@]}" --set schedule=$schedule --out "$dir" 2>"$dir.err" &
+  pid=$!
+  if wait_for "$dir/checkpoint/checkpoint.txt" 120; then
+    kill -s KILL "$pid"
+    wait "$pid" 2>/dev/null
+    step=$(sed -n 's/^step //p' "$dir/checkpoint/checkpoint.txt")
+    expect_exit 0 "$schedule: restart after SIGKILL at step $step" -- \
+      "${ck[@]}" --set schedule=$schedule --restart "$dir"
+    cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && pass ||
+      fail "$schedule: killed at step $step and restarted: array_out.dat differs"
+    echo "   $schedule: killed after the checkpoint at step $step, restarted: $(cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && echo bit-identical || echo DIFFERS)"
+  else
+    fail "$schedule: no checkpoint appeared: $(cat "$dir.err")"
+  fi
+  rm -rf "$dir"
+done
+dir=$tmp/ck-usr1
+"${ck[@]}" --out "$dir" 2>"$dir.err" &
+pid=$!
+wait_for "$dir/.array_out.dat.partial*" && sleep 1
+kill -s USR1 "$pid"
+wait "$pid" && status=0 || status=$?
+[ "$status" -eq 75 ] && pass || fail "SIGUSR1: exit $status, expected 75: $(cat "$dir.err")"
+expect_exit 0 "restart after SIGUSR1" -- "${ck[@]}" --restart "$dir"
+cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && pass || fail "SIGUSR1, restarted: array_out.dat differs"
+echo "   SIGUSR1: $(grep -m1 -o 'checkpointed at step [0-9]*' "$dir.err"), restarted: $(cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && echo bit-identical || echo DIFFERS)"
+rm -rf "$dir" "$tmp/ck-ref"
 
 echo "== faults"
 expect_exit 70 "out of device memory" -- "$gflow" run workflows/wave2d.yaml --backend gpu \

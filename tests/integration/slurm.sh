@@ -3,8 +3,12 @@
 # munged and a one-node cluster (slurmctld + slurmd) on this machine from a
 # config written to a temporary folder, submits a 4-point sweep as a job
 # array, waits for it (bounded), and checks that every point completed with
-# outputs bit-identical to running the same point directly. The daemons are
-# stopped by their process ids on exit, whatever happens.
+# outputs bit-identical to running the same point directly. Then it submits
+# scripts/slurm/run.sbatch itself, sends its batch shell SIGUSR1 as Slurm does
+# before a time limit (scancel --signal=USR1 --batch): gflow checkpoints, the
+# job requeues itself, the requeued run continues from the checkpoint and its
+# outputs are bit-identical to a direct run. The daemons are stopped by their
+# process ids on exit, whatever happens.
 #
 # Needs root (slurmd runs jobs as their user) and the Debian packages
 # slurm-wlm and munge; scripts/test.sh runs it as a stage of its own.
@@ -123,5 +127,37 @@ for dir in sweeps/cluster/p*/; do
   cmp -s "$dir/array_out.dat" "direct/${dir##*/}/array_out.dat" && pass ||
     fail "$dir differs from the direct run"
 done
-echo "slurm.sh: cluster up, sweep run and checked in $((SECONDS - start)) s"
+# ---- restart after a time limit: run.sbatch, SIGUSR1, requeue ----------------------
+# The template as a user submits it, less its GPU line, on a run long enough
+# to be signalled in the middle (192 x 192, 480 steps).
+sets="--set schedule=events --set 'grid.shape=[192,192]'"
+sed -e '/--gpus-per-task/d' -e "s|--set schedule=events|$sets|" \
+  "$repo/scripts/slurm/run.sbatch" >run.sbatch
+export GFLOW=$gflow WORKFLOW=$repo/workflows/wave2d.yaml
+expect_exit 0 "submit run.sbatch" -- sbatch --parsable --cpus-per-task=1 run.sbatch
+job=$out
+deadline=$((SECONDS + 120))
+until compgen -G "out/$job/.array_out.dat.partial*" >/dev/null || [ $SECONDS -ge $deadline ]; do
+  sleep 0.1
+done
+sleep 0.3
+scancel --signal=USR1 --batch "$job" && pass || fail "scancel --signal=USR1 --batch $job"
+# Slurm holds a requeued job about two minutes (reason BeginTime): begin now.
+deadline=$((SECONDS + 60))
+until [ -n "$(squeue -h -j "$job" -t PD 2>/dev/null)" ] || [ $SECONDS -ge $deadline ]; do sleep 0.2; done
+[ -n "$(squeue -h -j "$job" -t PD 2>/dev/null)" ] && pass || fail "job $job was not requeued"
+scontrol update JobId="$job" StartTime=now
+deadline=$((SECONDS + 240))
+while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] && [ $SECONDS -lt $deadline ]; do sleep 1; done
+[ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && pass || fail "job $job still queued after 240 s"
+log=$(cat "gflow-$job.out" 2>/dev/null)
+expect_contains "$log" "gflow: checkpointed at step " "run.sbatch: gflow checkpointed"
+expect_contains "$log" "gflow checkpointed; requeueing job $job" "run.sbatch: requeued"
+expect_contains "$log" "restarted from the checkpoint at step " "run.sbatch: the requeued run restarted"
+expect_contains "$(cat "out/$job/run.json" 2>/dev/null)" '"complete": true' "run.sbatch: complete"
+"$gflow" run "$WORKFLOW" --set schedule=events --set 'grid.shape=[192,192]' --out direct-run --quiet \
+  2>/dev/null
+cmp -s "out/$job/array_out.dat" direct-run/array_out.dat && pass ||
+  fail "run.sbatch: the checkpointed and requeued job's outputs differ from a direct run; log: $log"
+echo "slurm.sh: cluster up, sweep and checkpointed job run and checked in $((SECONDS - start)) s"
 finish

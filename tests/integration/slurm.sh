@@ -7,7 +7,9 @@
 # scripts/slurm/run.sbatch itself, sends its batch shell SIGUSR1 as Slurm does
 # before a time limit (scancel --signal=USR1 --batch): gflow checkpoints, the
 # job requeues itself, the requeued run continues from the checkpoint and its
-# outputs are bit-identical to a direct run. The daemons are stopped by their
+# outputs are bit-identical to a direct run. Last, scripts/slurm/mpi.sbatch
+# runs a blur over 2 ranks through srun --mpi=pmix, its output bit-identical
+# to one process's. The daemons are stopped by their
 # process ids on exit, whatever happens.
 #
 # Needs root (slurmd runs jobs as their user) and the Debian packages
@@ -159,5 +161,26 @@ expect_contains "$(cat "out/$job/run.json" 2>/dev/null)" '"complete": true' "run
   2>/dev/null
 cmp -s "out/$job/array_out.dat" direct-run/array_out.dat && pass ||
   fail "run.sbatch: the checkpointed and requeued job's outputs differ from a direct run; log: $log"
-echo "slurm.sh: cluster up, sweep and checkpointed job run and checked in $((SECONDS - start)) s"
+# ---- an MPI job: scripts/slurm/mpi.sbatch, srun --mpi=pmix, 2 ranks -------------------
+# The template less its GPU and node lines, on the small blur split over two
+# ranks: one output, bit-identical to one process's.
+if command -v mpirun >/dev/null; then
+  sed -e '/--gpus-per-task/d' -e '/--nodes=/d' -e 's/--ntasks-per-node=4/--ntasks=2/' \
+    -e 's/--cpus-per-task=8/--cpus-per-task=1/' "$repo/scripts/slurm/mpi.sbatch" >mpi.sbatch
+  # ranks started by srun: Open MPI keeps thousands of allocations to exit,
+  # which LeakSanitizer would take minutes to list
+  export WORKFLOW=$repo/tests/mpi/blur.yaml ASAN_OPTIONS=detect_leaks=0 OMP_NUM_THREADS=1
+  expect_exit 0 "submit mpi.sbatch" -- sbatch --parsable mpi.sbatch
+  job=$out
+  deadline=$((SECONDS + 120))
+  while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] && [ $SECONDS -lt $deadline ]; do sleep 1; done
+  [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && pass || fail "MPI job $job still queued after 120 s"
+  log=$(cat "gflow-mpi-$job.out" 2>/dev/null)
+  expect_contains "$(cat "out/$job/timings.json" 2>/dev/null)" '"ranks": 2' "srun --mpi=pmix: 2 ranks ($log)"
+  "$gflow" run "$WORKFLOW" --out direct-blur --quiet 2>/dev/null
+  cmp -s "out/$job/x.dat" direct-blur/x.dat && pass ||
+    fail "the MPI job's output differs from one process's; log: $log"
+  unset ASAN_OPTIONS OMP_NUM_THREADS
+fi
+echo "slurm.sh: cluster up, sweep, checkpointed and MPI jobs run and checked in $((SECONDS - start)) s"
 finish

@@ -491,6 +491,10 @@ static gf_status get_number(loader *ld, const yaml_node_t *node, unsigned names,
   return GF_OK;
 }
 
+gf_status gf_load_number(loader *ld, const yaml_node_t *node, unsigned names, double *out) {
+  return get_number(ld, node, names, out);
+}
+
 gf_status gf_load_integer(loader *ld, const yaml_node_t *node, unsigned names, int64_t *out) {
   double v = 0;
   gf_status status = get_number(ld, node, names, &v);

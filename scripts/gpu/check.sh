@@ -44,7 +44,9 @@ for wf in workflows/*.yaml; do
           first=$dir
           dims=$(sed -n 's/.*"shape": \[[0-9]*, \(.*\)\],/\1/p' "$cpu/$f.json" | tr -d ' ')
           plane=$((${dims//,/*}))
-          "$bin/compare_raw" "$dir/$f" "$cpu/$f" "$plane" 1e-5 >"$tmp/cmp" && pass ||
+          f64=$(grep -q '"dtype": "float64"' "$cpu/$f.json" && echo --f64)
+          # shellcheck disable=SC2086
+          "$bin/compare_raw" "$dir/$f" "$cpu/$f" "$plane" 1e-5 $f64 >"$tmp/cmp" && pass ||
             fail "$name $strategy $schedule $f vs CPU: $(cat "$tmp/cmp")"
           echo "   GPU vs CPU ($f): $(head -1 "$tmp/cmp")"
         else

@@ -40,8 +40,9 @@ static int64_t stencil_points(const void *args) {
 }
 
 /* A row in pieces of kPiece cells, the taps outermost: each pass over a
- * piece adds one tap to every cell's sum, which vectorises; every cell's
- * sum still takes its terms in the order of gf_fd_taps on the GPU. */
+ * piece adds four taps (then one at a time) to every cell's sum, which
+ * vectorises; every cell's sum still takes its terms in the order of
+ * gf_fd_taps on the GPU. */
 enum { kPiece = 512 };
 #define STENCIL_ROW(T, S)                                                               \
   GF_CPU_CLONES static void stencil_row_##S(const void *ctx, int64_t o, int64_t len) {  \
@@ -50,12 +51,16 @@ enum { kPiece = 512 };
     for (int64_t first = o; first < o + len; first += kPiece) {                         \
       const int64_t n = o + len - first < kPiece ? o + len - first : kPiece;            \
       for (int64_t j = 0; j < n; j++) acc[j] = 0;                                       \
-      for (int i = 0; i < p->ninputs; i++)                                              \
-        for (int t = 0; t < p->ntaps[i]; t++) {                                         \
-          const T *restrict u = p->in[i] + first;                                       \
+      for (int i = 0; i < p->ninputs; i++) {                                            \
+        const T *restrict u = p->in[i] + first;                                         \
+        int t = 0;                                                                      \
+        for (; t + 4 <= p->ntaps[i]; t += 4)                                            \
+          for (int64_t j = 0; j < n; j++)                                               \
+            acc[j] = gf_fd_taps_##S(acc[j], u, j, 4, &p->offset[i][t], &p->coef[i][t]); \
+        for (; t < p->ntaps[i]; t++)                                                    \
           for (int64_t j = 0; j < n; j++)                                               \
             acc[j] = gf_fd_taps_##S(acc[j], u, j, 1, &p->offset[i][t], &p->coef[i][t]); \
-        }                                                                               \
+      }                                                                                 \
       T *restrict out = p->out + first;                                                 \
       for (int64_t j = 0; j < n; j++) out[j] = acc[j];                                  \
     }                                                                                   \

@@ -123,6 +123,25 @@ static inline int64_t gf_fd_source_offset(const gf_array *a, gf_box box, const g
 
 /* ---- shared by the CPU side of the kernels (fd.c) ---- */
 
+/* A CPU row function per dimension and radius: ROW(T, S, NDIM, R) defines
+ * PREFIX_S_NDIM_R, and GF_FD_ROW_TABLE(PREFIX, S) is the table of them,
+ * indexed [ndim - 1][gf_fd_variant_radius(radius)]. */
+#define GF_FD_EACH_VARIANT(ROW, T, S)                                                             \
+  ROW(T, S, 1, 1)                                                                                 \
+  ROW(T, S, 1, 2) ROW(T, S, 1, 4) ROW(T, S, 2, 1) ROW(T, S, 2, 2) ROW(T, S, 2, 4) ROW(T, S, 3, 1) \
+      ROW(T, S, 3, 2) ROW(T, S, 3, 4)
+#define GF_FD_ROW_TABLE(PREFIX, S)                                      \
+  {                                                                     \
+    {PREFIX##_##S##_1_1, PREFIX##_##S##_1_2, PREFIX##_##S##_1_4},       \
+        {PREFIX##_##S##_2_1, PREFIX##_##S##_2_2, PREFIX##_##S##_2_4}, { \
+      PREFIX##_##S##_3_1, PREFIX##_##S##_3_2, PREFIX##_##S##_3_4        \
+    }                                                                   \
+  }
+static inline int gf_fd_variant_radius(int radius) {
+  return radius == 4 ? 2 : radius - 1;
+}
+typedef void (*gf_fd_row_fn)(const void *ctx, int64_t o, int64_t len);
+
 /* Checks that `n` fields (names[i], absent when ndim is 0 and optional[i])
  * have one shape and dtype and that the grid's halo covers `radius`; the
  * reason starts with `kernel`. Returns non-zero with a reason when not. */

@@ -2,10 +2,12 @@
  * heat.hip, stencil.hip): the thread grid over a box's rows, the per-type
  * names of fd_cell.h's functions, and the point sources.
  *
- * One thread a cell: x along the array's last axis, counted from a multiple
- * of 32 so that a warp's loads start on a 128-byte line whenever the rows
- * do; y over the middle axis, z over the first (3-D), each grid-strided past
- * the 65535 blocks a launch allows. */
+ * Threads: x along the array's last axis, counted from a multiple of 32 so
+ * that a warp's loads start on a 128-byte line whenever the rows do; y over
+ * the middle axis, kRows cells a thread; z over the first (3-D); y and z
+ * grid-strided past the 65535 blocks a launch allows. Not measured yet
+ * (scripts/bench/kernels.sh --gpu): wave2d_4o's kernel, tiled by hand, is
+ * the reference for what these should reach. */
 #ifndef GF_KERNEL_FD_GPU_H
 #define GF_KERNEL_FD_GPU_H
 
@@ -17,6 +19,9 @@ namespace gf_fd_gpu {
 constexpr int kBlockX = 128;
 constexpr int64_t kMaxBlocks = 65535;
 
+/* Cells a thread updates down the middle axis (consecutive rows). */
+constexpr int kRows = 4;
+
 /* The thread grid of a box's rows; `align` threads lie before each row. */
 struct Grid {
   dim3 grid, block;
@@ -27,7 +32,8 @@ inline Grid grid_of(const gf_fd_rows &rows, const gf_box &box, int ndim) {
   Grid g;
   g.align = box.lo[ndim - 1] % 32;
   int64_t bx = (rows.len + g.align + kBlockX - 1) / kBlockX;
-  int64_t by = rows.n_mid < kMaxBlocks ? rows.n_mid : kMaxBlocks;
+  int64_t by = (rows.n_mid + kRows - 1) / kRows;
+  if (by > kMaxBlocks) by = kMaxBlocks;
   int64_t bz = rows.n_outer < kMaxBlocks ? rows.n_outer : kMaxBlocks;
   /* A row too long for any grid is passed on for the runtime to reject. */
   if (bx > (int64_t)UINT32_MAX) bx = UINT32_MAX;
@@ -36,63 +42,60 @@ inline Grid grid_of(const gf_fd_rows &rows, const gf_box &box, int ndim) {
   return g;
 }
 
-/* Calls cell(o) for this thread's cell of each of its rows. */
-template <typename Cell>
-__device__ __forceinline__ void for_my_cells(const gf_fd_rows &rows, int64_t align, Cell cell) {
+/* For this thread's cells (kRows of them down the middle axis in each of
+ * its tiles): store(o, value(o)). A full tile computes every value before
+ * it stores any, so all its loads are in flight at once (the output is
+ * never an input: the planner refuses that), as wave2d.hip's tiles do; the
+ * values themselves are computed cell by cell as on the CPU. */
+template <typename Value, typename Store>
+__device__ __forceinline__ void for_my_cells(const gf_fd_rows &rows, int64_t align, Value value,
+                                             Store store) {
   const int64_t x = (int64_t)blockIdx.x * kBlockX + threadIdx.x - align;
   if (x < 0 || x >= rows.len) return;
+  const int64_t sm = rows.stride_mid;
   for (int64_t i = blockIdx.z; i < rows.n_outer; i += gridDim.z)
-    for (int64_t j = blockIdx.y; j < rows.n_mid; j += gridDim.y)
-      cell(rows.base + i * rows.stride_outer + j * rows.stride_mid + x);
+    for (int64_t j = (int64_t)blockIdx.y * kRows; j < rows.n_mid; j += (int64_t)gridDim.y * kRows) {
+      const int64_t o = rows.base + i * rows.stride_outer + j * sm + x;
+      if (j + kRows <= rows.n_mid) {
+        decltype(value(o)) v[kRows];
+#pragma unroll
+        for (int r = 0; r < kRows; r++) v[r] = value(o + r * sm);
+#pragma unroll
+        for (int r = 0; r < kRows; r++) store(o + r * sm, v[r]);
+      } else {
+        for (int64_t r = 0; j + r < rows.n_mid; r++) store(o + r * sm, value(o + r * sm));
+      }
+    }
 }
 
 /* fd_cell.h's functions and types under one name for both element types. */
 template <typename T>
 struct Fd;
-template <>
-struct Fd<float> {
-  using Lap = gf_fd_lap_f32;
-  static Lap lap_of(const gf_array *a, int radius, double scale) {
-    return gf_fd_lap_of_f32(a, radius, scale);
-  }
-  __device__ static float wave(const float *U0, const float *U1, const float *V, int64_t o,
-                               int ndim, int radius, gf_fd_geom g, Lap L, float dt2) {
-    return gf_fd_wave_cell_f32(U0, U1, V, o, ndim, radius, g, L, dt2);
-  }
-  __device__ static float heat(const float *T0, int64_t o, int ndim, int radius, gf_fd_geom g,
-                               Lap L) {
-    return gf_fd_heat_cell_f32(T0, o, ndim, radius, g, L);
-  }
-  __device__ static float force(float x, float amplitude, float pattern) {
-    return gf_fd_force_f32(x, amplitude, pattern);
-  }
-  __device__ static float taps(float acc, const float *u, int64_t o, int n, const int64_t *offset,
-                               const float *coef) {
-    return gf_fd_taps_f32(acc, u, o, n, offset, coef);
-  }
-};
-template <>
-struct Fd<double> {
-  using Lap = gf_fd_lap_f64;
-  static Lap lap_of(const gf_array *a, int radius, double scale) {
-    return gf_fd_lap_of_f64(a, radius, scale);
-  }
-  __device__ static double wave(const double *U0, const double *U1, const double *V, int64_t o,
-                                int ndim, int radius, gf_fd_geom g, Lap L, double dt2) {
-    return gf_fd_wave_cell_f64(U0, U1, V, o, ndim, radius, g, L, dt2);
-  }
-  __device__ static double heat(const double *T0, int64_t o, int ndim, int radius, gf_fd_geom g,
-                                Lap L) {
-    return gf_fd_heat_cell_f64(T0, o, ndim, radius, g, L);
-  }
-  __device__ static double force(double x, double amplitude, double pattern) {
-    return gf_fd_force_f64(x, amplitude, pattern);
-  }
-  __device__ static double taps(double acc, const double *u, int64_t o, int n,
-                                const int64_t *offset, const double *coef) {
-    return gf_fd_taps_f64(acc, u, o, n, offset, coef);
-  }
-};
+#define GF_FD_GPU_TRAITS(T, S)                                                                    \
+  template <>                                                                                     \
+  struct Fd<T> {                                                                                  \
+    using Lap = gf_fd_lap_##S;                                                                    \
+    static Lap lap_of(const gf_array *a, int radius, double scale) {                              \
+      return gf_fd_lap_of_##S(a, radius, scale);                                                  \
+    }                                                                                             \
+    __device__ static T wave(const T *U0, const T *U1, const T *V, int64_t o, int ndim,           \
+                             int radius, gf_fd_geom g, Lap L, T dt2) {                            \
+      return gf_fd_wave_cell_##S(U0, U1, V, o, ndim, radius, g, L, dt2);                          \
+    }                                                                                             \
+    __device__ static T heat(const T *T0, int64_t o, int ndim, int radius, gf_fd_geom g, Lap L) { \
+      return gf_fd_heat_cell_##S(T0, o, ndim, radius, g, L);                                      \
+    }                                                                                             \
+    __device__ static T force(T x, T amplitude, T pattern) {                                      \
+      return gf_fd_force_##S(x, amplitude, pattern);                                              \
+    }                                                                                             \
+    __device__ static T taps(T acc, const T *u, int64_t o, int n, const int64_t *offset,          \
+                             const T *coef) {                                                     \
+      return gf_fd_taps_##S(acc, u, o, n, offset, coef);                                          \
+    }                                                                                             \
+  };
+GF_FD_GPU_TRAITS(float, f32)
+GF_FD_GPU_TRAITS(double, f64)
+#undef GF_FD_GPU_TRAITS
 
 /* Point sources, a chunk at a time, added by one thread in list order, as
  * gf_fd_add_sources does on the CPU (two sources may share a cell). */
@@ -138,7 +141,7 @@ int add_sources(const gf_array *u, const gf_box &box, const gf_fd_forcing &forci
 /* The (ndim, radius) pair of a launch as an index 0..8 into a table of
  * template instances, [ndim-1][0, 1, 2 for radius 1, 2, 4]. */
 inline int variant(int ndim, int radius) {
-  return (ndim - 1) * 3 + (radius == 4 ? 2 : radius - 1);
+  return (ndim - 1) * 3 + gf_fd_variant_radius(radius);
 }
 
 }  // namespace gf_fd_gpu

@@ -64,20 +64,9 @@ static int64_t heat_points(const void *args) {
 
 #define HEAT_ROWS(T, S)                                                         \
   HEAT_TYPE(T, S)                                                               \
-  HEAT_ROW(T, S, 1, 1)                                                          \
-  HEAT_ROW(T, S, 1, 2)                                                          \
-  HEAT_ROW(T, S, 1, 4)                                                          \
-  HEAT_ROW(T, S, 2, 1)                                                          \
-  HEAT_ROW(T, S, 2, 2)                                                          \
-  HEAT_ROW(T, S, 2, 4)                                                          \
-  HEAT_ROW(T, S, 3, 1)                                                          \
-  HEAT_ROW(T, S, 3, 2)                                                          \
-  HEAT_ROW(T, S, 3, 4)                                                          \
+  GF_FD_EACH_VARIANT(HEAT_ROW, T, S)                                            \
   static void heat_run_##S(const gf_heat_args *a, int radius) {                 \
-    static void (*const rows[3][3])(const void *, int64_t, int64_t) = {         \
-        {heat_row_##S##_1_1, heat_row_##S##_1_2, heat_row_##S##_1_4},           \
-        {heat_row_##S##_2_1, heat_row_##S##_2_2, heat_row_##S##_2_4},           \
-        {heat_row_##S##_3_1, heat_row_##S##_3_2, heat_row_##S##_3_4}};          \
+    static const gf_fd_row_fn rows[3][3] = GF_FD_ROW_TABLE(heat_row, S);        \
     heat_cpu_##S c = {a->T0.data,                                               \
                       a->forcing.pattern.ndim ? a->forcing.pattern.data : NULL, \
                       a->T1.data,                                               \
@@ -85,7 +74,7 @@ static int64_t heat_points(const void *args) {
                       gf_fd_lap_of_##S(&a->T0, radius, a->alpha * a->dt),       \
                       (T)a->forcing.amplitude};                                 \
     gf_fd_for_rows(gf_fd_rows_of(&a->T0, a->box),                               \
-                   rows[a->T0.ndim - 1][radius == 4 ? 2 : radius - 1], &c);     \
+                   rows[a->T0.ndim - 1][gf_fd_variant_radius(radius)], &c);     \
   }
 
 HEAT_ROWS(float, f32)

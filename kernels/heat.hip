@@ -12,11 +12,13 @@ template <typename T, int NDIM, int R>
 __global__ void __launch_bounds__(kBlockX)
     heat_kernel(const T *T0, const T *P, T *T1, gf_fd_rows rows, int64_t align, gf_fd_geom g,
                 typename Fd<T>::Lap L, T amplitude) {
-  for_my_cells(rows, align, [&](int64_t o) {
-    T t = Fd<T>::heat(T0, o, NDIM, R, g, L);
-    if (P) t = Fd<T>::force(t, amplitude, P[o]);
-    T1[o] = t;
-  });
+  for_my_cells(
+      rows, align,
+      [&](int64_t o) {
+        T t = Fd<T>::heat(T0, o, NDIM, R, g, L);
+        return P ? Fd<T>::force(t, amplitude, P[o]) : t;
+      },
+      [&](int64_t o, T t) { T1[o] = t; });
 }
 
 template <typename T>

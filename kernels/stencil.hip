@@ -10,12 +10,15 @@ using namespace gf_fd_gpu;
 
 template <typename T, typename Plan>
 __global__ void __launch_bounds__(kBlockX) stencil_kernel(Plan p, gf_fd_rows rows, int64_t align) {
-  for_my_cells(rows, align, [&](int64_t o) {
-    T acc = 0;
-    for (int i = 0; i < p.ninputs; i++)
-      acc = Fd<T>::taps(acc, p.in[i], o, p.ntaps[i], p.offset[i], p.coef[i]);
-    p.out[o] = acc;
-  });
+  for_my_cells(
+      rows, align,
+      [&](int64_t o) {
+        T acc = 0;
+        for (int i = 0; i < p.ninputs; i++)
+          acc = Fd<T>::taps(acc, p.in[i], o, p.ntaps[i], p.offset[i], p.coef[i]);
+        return acc;
+      },
+      [&](int64_t o, T acc) { p.out[o] = acc; });
 }
 
 template <typename T, typename Plan>

@@ -69,20 +69,9 @@ static int64_t wave_points(const void *args) {
 
 #define WAVE_ROWS(T, S)                                                         \
   WAVE_TYPE(T, S)                                                               \
-  WAVE_ROW(T, S, 1, 1)                                                          \
-  WAVE_ROW(T, S, 1, 2)                                                          \
-  WAVE_ROW(T, S, 1, 4)                                                          \
-  WAVE_ROW(T, S, 2, 1)                                                          \
-  WAVE_ROW(T, S, 2, 2)                                                          \
-  WAVE_ROW(T, S, 2, 4)                                                          \
-  WAVE_ROW(T, S, 3, 1)                                                          \
-  WAVE_ROW(T, S, 3, 2)                                                          \
-  WAVE_ROW(T, S, 3, 4)                                                          \
+  GF_FD_EACH_VARIANT(WAVE_ROW, T, S)                                            \
   static void wave_run_##S(const gf_wave_args *a, int radius) {                 \
-    static void (*const rows[3][3])(const void *, int64_t, int64_t) = {         \
-        {wave_row_##S##_1_1, wave_row_##S##_1_2, wave_row_##S##_1_4},           \
-        {wave_row_##S##_2_1, wave_row_##S##_2_2, wave_row_##S##_2_4},           \
-        {wave_row_##S##_3_1, wave_row_##S##_3_2, wave_row_##S##_3_4}};          \
+    static const gf_fd_row_fn rows[3][3] = GF_FD_ROW_TABLE(wave_row, S);        \
     wave_cpu_##S c = {a->U0.data,                                               \
                       a->U1.data,                                               \
                       a->V.data,                                                \
@@ -93,7 +82,7 @@ static int64_t wave_points(const void *args) {
                       (T)(a->dt * a->dt),                                       \
                       (T)a->forcing.amplitude};                                 \
     gf_fd_for_rows(gf_fd_rows_of(&a->U1, a->box),                               \
-                   rows[a->U1.ndim - 1][radius == 4 ? 2 : radius - 1], &c);     \
+                   rows[a->U1.ndim - 1][gf_fd_variant_radius(radius)], &c);     \
   }
 
 WAVE_ROWS(float, f32)

@@ -12,11 +12,13 @@ template <typename T, int NDIM, int R>
 __global__ void __launch_bounds__(kBlockX)
     wave_kernel(const T *U0, const T *U1, const T *V, const T *P, T *U2, gf_fd_rows rows,
                 int64_t align, gf_fd_geom g, typename Fd<T>::Lap L, T dt2, T amplitude) {
-  for_my_cells(rows, align, [&](int64_t o) {
-    T u = Fd<T>::wave(U0, U1, V, o, NDIM, R, g, L, dt2);
-    if (P) u = Fd<T>::force(u, amplitude, P[o]);
-    U2[o] = u;
-  });
+  for_my_cells(
+      rows, align,
+      [&](int64_t o) {
+        T u = Fd<T>::wave(U0, U1, V, o, NDIM, R, g, L, dt2);
+        return P ? Fd<T>::force(u, amplitude, P[o]) : u;
+      },
+      [&](int64_t o, T u) { U2[o] = u; });
 }
 
 template <typename T>

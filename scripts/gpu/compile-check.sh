@@ -46,8 +46,8 @@ plugin_outside() {
   if ! { "$2" $("$config" "$3") -c plugins/sponge.hip -o "$dir/sponge_gpu.o" &&
     cc -O2 -Werror -Wall -Wextra -DSPONGE_GPU $("$config" --cflags) plugins/sponge.c "$dir/sponge_gpu.o" \
       $("$config" --libs "$4") -o "$dir/sponge.so" &&
-    nm -D "$dir/sponge.so" | grep -q ' D gflow_plugin$' &&
-    nm "$dir/sponge.so" | grep -q ' sponge_launch_gpu$'; } >"$log" 2>&1; then
+    nm -D "$dir/sponge.so" >"$dir/dynamic.txt" && grep -q ' D gflow_plugin$' "$dir/dynamic.txt" &&
+    nm "$dir/sponge.so" >"$dir/symbols.txt" && grep -q ' sponge_launch_gpu$' "$dir/symbols.txt"; } >"$log" 2>&1; then
     echo FAILED
     tail -n 40 "$log" >&2
     exit 1

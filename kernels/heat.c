@@ -57,9 +57,13 @@ static int64_t heat_points(const void *args) {
     const heat_cpu_##S *a = ctx;                                                                   \
     const T *restrict T0 = a->T0;                                                                  \
     T *restrict T1 = a->T1;                                                                        \
-    for (int64_t i = o; i < o + len; i++) T1[i] = gf_fd_heat_cell_##S(T0, i, NDIM, R, a->g, a->L); \
+    /* in locals: a store to T1 could otherwise change them, for all the compiler knows */         \
+    const gf_fd_geom g = a->g;                                                                     \
+    const gf_fd_lap_##S L = a->L;                                                                  \
+    const T amplitude = a->amplitude;                                                              \
+    for (int64_t i = o; i < o + len; i++) T1[i] = gf_fd_heat_cell_##S(T0, i, NDIM, R, g, L);       \
     if (a->P)                                                                                      \
-      for (int64_t i = o; i < o + len; i++) T1[i] = gf_fd_force_##S(T1[i], a->amplitude, a->P[i]); \
+      for (int64_t i = o; i < o + len; i++) T1[i] = gf_fd_force_##S(T1[i], amplitude, a->P[i]);    \
   }
 
 #define HEAT_ROWS(T, S)                                                         \

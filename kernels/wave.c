@@ -61,10 +61,14 @@ static int64_t wave_points(const void *args) {
     const wave_cpu_##S *a = ctx;                                                                   \
     const T *restrict U0 = a->U0, *restrict U1 = a->U1, *restrict V = a->V;                        \
     T *restrict U2 = a->U2;                                                                        \
+    /* in locals: a store to U2 could otherwise change them, for all the compiler knows */         \
+    const gf_fd_geom g = a->g;                                                                     \
+    const gf_fd_lap_##S L = a->L;                                                                  \
+    const T dt2 = a->dt2, amplitude = a->amplitude;                                                \
     for (int64_t i = o; i < o + len; i++)                                                          \
-      U2[i] = gf_fd_wave_cell_##S(U0, U1, V, i, NDIM, R, a->g, a->L, a->dt2);                      \
+      U2[i] = gf_fd_wave_cell_##S(U0, U1, V, i, NDIM, R, g, L, dt2);                               \
     if (a->P)                                                                                      \
-      for (int64_t i = o; i < o + len; i++) U2[i] = gf_fd_force_##S(U2[i], a->amplitude, a->P[i]); \
+      for (int64_t i = o; i < o + len; i++) U2[i] = gf_fd_force_##S(U2[i], amplitude, a->P[i]);    \
   }
 
 #define WAVE_ROWS(T, S)                                                         \

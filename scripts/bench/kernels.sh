@@ -48,6 +48,18 @@ variants() {
   done
 }
 values_per_point() { [ "$1" = wave ] && echo 4 || echo 2; }
+# The declared stencil is the heat scheme: its GPts/s against heat's, per variant.
+declare -A gpts_of
+stencil_against_heat() {
+  echo
+  echo "the declared stencil against the built-in heat kernel of the same scheme (GPts/s ratio)"
+  for v in $(variants); do
+    IFS=: read -r kernel dtype order ndim <<<"$v"
+    [ "$kernel" = stencil ] && [ -n "${gpts_of[$v]:-}" ] || continue
+    printf '  %s %s order %s %s-D: %s\n' "$kernel" "$dtype" "$order" "$ndim" \
+      "$(calc "${gpts_of[$v]} / ${gpts_of[heat:$dtype:$order:$ndim]}")"
+  done
+}
 
 case $mode in
   --gpu)
@@ -60,11 +72,13 @@ case $mode in
       IFS=: read -r kernel dtype order ndim <<<"$v"
       shape=$(echo "67108864 8192,8192 400,400,400" | cut -d' ' -f"$ndim")
       gpts=$(gflow_gpts "$bin/gflow" gpu "$kernel" "$dtype" "$order" "$shape" 200)
+      gpts_of[$v]=$gpts
       [ "$dtype" = f64 ] && bytes=$(($(values_per_point "$kernel") * 8)) || bytes=$(($(values_per_point "$kernel") * 4))
       gbs=$(calc "$gpts * $bytes")
       printf '%-8s %-4s %5s %4s %-12s %10.2f %10.1f %9.3f\n' "$kernel" "$dtype" "$order" "$ndim" \
         "$shape" "$gpts" "$gbs" "$(calc "$gbs / $copy")"
     done
+    stencil_against_heat
     ;;
   --cpu)
     build=${2:-build}
@@ -83,9 +97,11 @@ case $mode in
         "$tmp/kernels_omp" "$scheme" "$order" 20 $(echo "$shape" | tr , ' ') | awk '{print $3}'
       done | high)
       flow=$(gflow_gpts "$build/gflow" cpu "$kernel" "$dtype" "$order" "$shape" 20)
+      gpts_of[$v]=$flow
       printf '%-8s %-4s %5s %4s %-14s %12.4f %12.4f %7.3f\n' "$kernel" "$dtype" "$order" "$ndim" \
         "$shape" "$loop" "$flow" "$(calc "$flow / $loop")"
     done
+    stencil_against_heat
     ;;
   *)
     echo "usage: scripts/bench/kernels.sh --gpu | --cpu [BUILD_DIR]" >&2

@@ -126,10 +126,12 @@ static inline int64_t gf_fd_source_offset(const gf_array *a, gf_box box, const g
 /* A CPU row function per dimension and radius: ROW(T, S, NDIM, R) defines
  * PREFIX_S_NDIM_R, and GF_FD_ROW_TABLE(PREFIX, S) is the table of them,
  * indexed [ndim - 1][gf_fd_variant_radius(radius)]. */
-#define GF_FD_EACH_VARIANT(ROW, T, S)                                                             \
-  ROW(T, S, 1, 1)                                                                                 \
-  ROW(T, S, 1, 2) ROW(T, S, 1, 4) ROW(T, S, 2, 1) ROW(T, S, 2, 2) ROW(T, S, 2, 4) ROW(T, S, 3, 1) \
-      ROW(T, S, 3, 2) ROW(T, S, 3, 4)
+/* clang-format off */
+#define GF_FD_EACH_VARIANT(ROW, T, S) \
+  ROW(T, S, 1, 1) ROW(T, S, 1, 2) ROW(T, S, 1, 4) \
+  ROW(T, S, 2, 1) ROW(T, S, 2, 2) ROW(T, S, 2, 4) \
+  ROW(T, S, 3, 1) ROW(T, S, 3, 2) ROW(T, S, 3, 4)
+/* clang-format on */
 #define GF_FD_ROW_TABLE(PREFIX, S)                                      \
   {                                                                     \
     {PREFIX##_##S##_1_1, PREFIX##_##S##_1_2, PREFIX##_##S##_1_4},       \

@@ -23,37 +23,41 @@ static const float c8[] = {-205.0f / 72.0f, 8.0f / 5.0f, -1.0f / 5.0f, 8.0f / 31
  * the compiler (as a hand-written loop for one case would have them):
  *   wave: U2 = 2 U1 - U0 + dt^2 V^2 lap(U1);  heat: U2 = U1 + r lap(U1).
  * The grid is n[0] x n[1] x n[2], its last D axes the real ones. */
-#define STEP(D, R)                                                                              \
-  static inline float cell_##D##_##R(int wave, const float *restrict U0,                        \
-                                     const float *restrict U1, const float *restrict V, long o,  \
-                                     const long s[3], const float *c, float scale) {             \
-    float lap = 0;                                                                              \
-    for (int d = 3 - D; d < 3; d++) {                                                           \
-      float axis = c[0] * U1[o];                                                                \
-      for (int k = 1; k <= R; k++) axis += c[k] * (U1[o + k * s[d]] + U1[o - k * s[d]]);        \
-      lap += axis;                                                                              \
-    }                                                                                           \
-    return wave ? 2.0f * U1[o] - U0[o] + scale * V[o] * V[o] * lap : U1[o] + scale * lap;       \
-  }                                                                                             \
-  static void step_##D##_##R(int wave, const float *restrict U0, const float *restrict U1,      \
-                             const float *restrict V, float *restrict U2, const long n[3],      \
-                             const float *c, float scale) {                                     \
-    const long s[3] = {n[1] * n[2], n[2], 1};                                                   \
-    long lo[3], hi[3];                                                                          \
-    for (int d = 0; d < 3; d++)                                                                 \
-      lo[d] = d >= 3 - D ? HALO : 0, hi[d] = d >= 3 - D ? n[d] - HALO : 1;                      \
-    if (D == 1) {                                                                               \
-      _Pragma("omp parallel for schedule(static)")                                              \
-      for (long o = lo[2]; o < hi[2]; o++) U2[o] = cell_##D##_##R(wave, U0, U1, V, o, s, c, scale); \
-      return;                                                                                   \
-    }                                                                                           \
-    _Pragma("omp parallel for collapse(2) schedule(static)")                                    \
-    for (long i0 = lo[0]; i0 < hi[0]; i0++)                                                     \
-      for (long i1 = lo[1]; i1 < hi[1]; i1++)                                                   \
-        for (long i2 = lo[2]; i2 < hi[2]; i2++) {                                               \
-          const long o = i0 * s[0] + i1 * s[1] + i2;                                            \
-          U2[o] = cell_##D##_##R(wave, U0, U1, V, o, s, c, scale);                              \
-        }                                                                                       \
+#define STEP(D, R)                                                                                 \
+  static inline float cell_##D##_##R(int wave, const float *restrict U0, const float *restrict U1, \
+                                     const float *restrict V, long o, const long s[3],             \
+                                     const float *c, float scale) {                                \
+    float lap = 0;                                                                                 \
+    for (int d = 3 - D; d < 3; d++) {                                                              \
+      float axis = c[0] * U1[o];                                                                   \
+      for (int k = 1; k <= R; k++) axis += c[k] * (U1[o + k * s[d]] + U1[o - k * s[d]]);           \
+      lap += axis;                                                                                 \
+    }                                                                                              \
+    return wave ? 2.0f * U1[o] - U0[o] + scale * V[o] * V[o] * lap : U1[o] + scale * lap;          \
+  }                                                                                                \
+  static void step_##D##_##R(int wave, const float *restrict U0, const float *restrict U1,         \
+                             const float *restrict V, float *restrict U2, const long n[3],         \
+                             const float *c, float scale) {                                        \
+    const long s[3] = {n[1] * n[2], n[2], 1};                                                      \
+    long lo[3], hi[3];                                                                             \
+    for (int d = 0; d < 3; d++)                                                                    \
+      lo[d] = d >= 3 - D ? HALO : 0, hi[d] = d >= 3 - D ? n[d] - HALO : 1;                         \
+    if (D == 1) {                                                                                  \
+      _Pragma("omp parallel for schedule(static)") for (long o = lo[2]; o < hi[2]; o++) U2[o] =    \
+          cell_##D##_##R(wave, U0, U1, V, o, s, c, scale);                                         \
+      return;                                                                                      \
+    }                                                                                              \
+    _Pragma("omp parallel for collapse(2) schedule(static)") for (long i0 = lo[0]; i0 < hi[0];     \
+                                                                  i0++) for (long i1 = lo[1];      \
+                                                                             i1 < hi[1];           \
+                                                                             i1++) for (long i2 =  \
+                                                                                            lo[2]; \
+                                                                                        i2 <       \
+                                                                                        hi[2];     \
+                                                                                        i2++) {    \
+      const long o = i0 * s[0] + i1 * s[1] + i2;                                                   \
+      U2[o] = cell_##D##_##R(wave, U0, U1, V, o, s, c, scale);                                     \
+    }                                                                                              \
   }
 #define STEPS(D) STEP(D, 1) STEP(D, 2) STEP(D, 4)
 STEPS(1)
@@ -62,9 +66,8 @@ STEPS(3)
 
 typedef void (*step_fn)(int, const float *, const float *, const float *, float *, const long *,
                         const float *, float);
-static const step_fn steps_of[3][3] = {{step_1_1, step_1_2, step_1_4},
-                                       {step_2_1, step_2_2, step_2_4},
-                                       {step_3_1, step_3_2, step_3_4}};
+static const step_fn steps_of[3][3] = {
+    {step_1_1, step_1_2, step_1_4}, {step_2_1, step_2_2, step_2_4}, {step_3_1, step_3_2, step_3_4}};
 
 int main(int argc, char **argv) {
   if (argc < 5 || argc > 7 || (strcmp(argv[1], "wave") && strcmp(argv[1], "heat"))) {
@@ -80,8 +83,8 @@ int main(int argc, char **argv) {
   const long cells = n[0] * n[1] * n[2];
   float *U[3], *V = malloc((size_t)cells * sizeof(float));
   for (int k = 0; k < 3; k++) U[k] = malloc((size_t)cells * sizeof(float));
-  /* Touch every page before the clock starts, as gflow initialises its
-   * fields before its time loop. */
+    /* Touch every page before the clock starts, as gflow initialises its
+     * fields before its time loop. */
 #pragma omp parallel for
   for (long i = 0; i < cells; i++) {
     V[i] = 1.0f;

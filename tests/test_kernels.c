@@ -210,7 +210,7 @@ static gf_box tbox(const tgrid *g) {
 
 /* `n` values in [lo, hi), representable in `dtype`. */
 static double *tvalues(int64_t n, gf_dtype dtype, double lo, double hi, unsigned *seed) {
-  double *v = malloc((size_t)n * sizeof *v);
+  double *v = calloc((size_t)n, sizeof *v); /* calloc: gcc cannot tell that every value is set */
   for (int64_t i = 0; i < n; i++) {
     v[i] = lo + (hi - lo) * rand_r(seed) / (double)RAND_MAX;
     if (dtype == GF_F32) v[i] = (float)v[i];

@@ -27,6 +27,7 @@
 #include "program.h"
 #include "registry.h"
 #include "sweep.h"
+#include "text.h"
 #include "workflow.h"
 
 /* ---- the command line: one table of commands, one of options ----------- */
@@ -64,8 +65,10 @@ static const cli_command commands[] = {
      "not the whole field) and how the schedule enforces them (ordered, event, host\n"
      "sync). Default step: the first at which the most tasks run. --format svg or\n"
      "png renders the DOT with Graphviz's `dot`.\n"},
-    {"kernels", CMD_KERNELS, "[options]", "list the kernels and their parameters",
-     "Lists every kernel with its typed parameters, defaults, ranges and help.\n"},
+    {"kernels", CMD_KERNELS, "[NAME] [options]", "list the kernels and their parameters",
+     "Lists every kernel with its typed parameters, defaults, ranges and help. With\n"
+     "NAME, that kernel alone, with the equation it computes, what it does at the\n"
+     "grid's edges and the bytes and flops per point of the timing report.\n"},
 };
 enum { NCOMMANDS = (int)(sizeof commands / sizeof commands[0]) };
 
@@ -437,7 +440,7 @@ static gf_status parse_args(int argc, char **argv, cli *c) {
   for (int i = 2; i < argc; i++) {
     const char *arg = argv[i];
     if (only_operands || arg[0] != '-' || arg[1] == '\0') {
-      if (!(c->command->bit & CMD_LOADS) || c->file)
+      if (!(c->command->bit & (CMD_LOADS | CMD_KERNELS)) || c->file)
         return usage_error(c, "unexpected argument '%s'", arg);
       c->file = arg;
       continue;
@@ -498,15 +501,53 @@ static const char *param_type_name(gf_param_type type) {
       return "cell";
     case GF_PARAM_BOX:
       return "box";
+    case GF_PARAM_CELLS:
+      return "cells";
+    case GF_PARAM_TAPS:
+      return "taps";
   }
   return "?";
 }
 
-static void print_kernels(const gf_registry *registry) {
+/* Each line of `text` after `indent`. */
+static void print_indented(const char *indent, const char *text) {
+  for (const char *line = text; *line;) {
+    const char *nl = strchr(line, '\n');
+    int len = nl ? (int)(nl - line) : (int)strlen(line);
+    printf("%s%.*s\n", indent, len, line);
+    line += len + (nl != NULL);
+  }
+}
+
+/* Every kernel, or only `name` (NULL: all) with what it computes. */
+static gf_status print_kernels(const gf_registry *registry, const char *name, gf_diag *diag) {
+  if (name && !gf_registry_find(registry, name)) {
+    gf_text list = {0};
+    gf_text_puts(&list, "");
+    for (int k = 0; k < gf_registry_count(registry); k++)
+      gf_text_printf(&list, "%s%s", k ? ", " : "", gf_registry_at(registry, k)->name);
+    gf_status st = gf_diag_error(diag, GF_INVALID, "unknown kernel '%s'; known kernels: %s", name,
+                                 list.data ? list.data : "?");
+    free(list.data);
+    return st;
+  }
+  int printed = 0;
   for (int k = 0; k < gf_registry_count(registry); k++) {
     const gf_kernel *kernel = gf_registry_at(registry, k);
-    printf("%s%s\n  %s\n  GPU: %s\n  parameters:\n", k ? "\n" : "", kernel->name, kernel->help,
+    if (name && strcmp(kernel->name, name) != 0) continue;
+    printf("%s%s\n  %s\n  GPU: %s\n", printed++ ? "\n" : "", kernel->name, kernel->help,
            kernel->launch_gpu ? "yes" : "no (CPU only in this build)");
+    if (name) {
+      printf("  equation:\n");
+      print_indented("    ", kernel->equation ? kernel->equation : "(not stated)");
+      printf("  boundary:\n");
+      print_indented("    ", kernel->boundary ? kernel->boundary : "(not stated)");
+      printf("  per point (timing report): %g bytes (f32 fields; f64: twice)",
+             kernel->bytes_per_point);
+      if (kernel->flops_per_point > 0) printf(", %g flops", kernel->flops_per_point);
+      printf("\n");
+    }
+    printf("  parameters:\n");
     for (const gf_param *p = kernel->params; p->name; p++) {
       char detail[160] = "";
       if (p->type == GF_PARAM_ARRAY) {
@@ -514,12 +555,15 @@ static void print_kernels(const gf_registry *registry) {
         const char *acc = rw == GF_ACCESS_READ    ? "read"
                           : rw == GF_ACCESS_WRITE ? "written"
                                                   : "read and written";
-        snprintf(detail, sizeof detail, "%s %s%s%s", acc, (p->dtypes & 1u) ? "f32" : "",
-                 (p->dtypes & 3u) == 3u ? "|" : "", (p->dtypes & 2u) ? "f64" : "");
+        snprintf(detail, sizeof detail, "%s %s%s%s%s", acc, (p->dtypes & 1u) ? "f32" : "",
+                 (p->dtypes & 3u) == 3u ? "|" : "", (p->dtypes & 2u) ? "f64" : "",
+                 p->required ? "" : ", optional");
       } else if (p->type == GF_PARAM_BOX) {
         snprintf(detail, sizeof detail, "set by gflow");
       } else if (p->required) {
         snprintf(detail, sizeof detail, "required");
+      } else if (p->type == GF_PARAM_CELLS || p->type == GF_PARAM_TAPS) {
+        snprintf(detail, sizeof detail, "default: none");
       } else if (p->type == GF_PARAM_INDEX && p->def == GF_INDEX_CENTER) {
         snprintf(detail, sizeof detail, "default: the grid's centre");
       } else {
@@ -533,6 +577,7 @@ static void print_kernels(const gf_registry *registry) {
       printf("    %-10s %-5s  %-36s %s\n", p->name, param_type_name(p->type), detail, p->help);
     }
   }
+  return GF_OK;
 }
 
 /* 1 when this gflow was built with a GPU backend (cmake/gpu.cmake): only
@@ -695,9 +740,9 @@ static gf_status run_command(cli *c) {
   gf_status st = gf_registry_open(c->plugins, c->nplugins, &diag, &registry);
 
   if (st == GF_OK && c->command->bit == CMD_KERNELS) {
-    print_kernels(registry);
+    st = print_kernels(registry, c->file, &diag);
     gf_registry_free(registry);
-    return GF_OK;
+    return st;
   }
   /* Every rank loads and plans the same file: rank 0 alone says what is wrong with it. */
   FILE *quiet_rank = c->comm && gf_comm_rank(c->comm) > 0 ? fopen("/dev/null", "w") : NULL;

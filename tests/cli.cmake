@@ -9,6 +9,11 @@ target_link_libraries(compare_raw PRIVATE m)
 add_test(NAME wave2d_end_to_end
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/wave2d.sh $<TARGET_FILE:gflow>
           $<TARGET_FILE:wave2d_seed> $<TARGET_FILE:compare_raw> ${PROJECT_SOURCE_DIR})
+# The built-in kernels: gflow kernels NAME, their workflows, a declared
+# stencil against the built-in kernel of its scheme.
+add_test(NAME kernels_end_to_end
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/kernels.sh $<TARGET_FILE:gflow>
+          $<TARGET_FILE:compare_raw> ${PROJECT_SOURCE_DIR})
 add_test(NAME cli
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/cli.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
 # Hostile inputs and faults: input limits, runaway hooks, a file size limit,

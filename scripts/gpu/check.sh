@@ -56,7 +56,9 @@ for wf in workflows/*.yaml; do
           first=$dir
           dims=$(sed -n 's/.*"shape": \[[0-9]*, \(.*\)\],/\1/p' "$cpu/$f.json" | tr -d ' ')
           plane=$((${dims//,/*}))
-          "$bin/compare_raw" "$dir/$f" "$cpu/$f" "$plane" 1e-5 >"$tmp/cmp" && pass ||
+          f64=$(grep -q '"dtype": "float64"' "$cpu/$f.json" && echo --f64)
+          # shellcheck disable=SC2086
+          "$bin/compare_raw" "$dir/$f" "$cpu/$f" "$plane" 1e-5 $f64 >"$tmp/cmp" && pass ||
             fail "$name $strategy $schedule $f vs CPU: $(cat "$tmp/cmp")"
           echo "   GPU vs CPU ($f): $(head -1 "$tmp/cmp")"
         else
@@ -67,6 +69,28 @@ for wf in workflows/*.yaml; do
   done
   echo "   $(echo "$outputs" | wc -w) output file(s) compared over ${#strategies[@]} strategies x 4 schedules"
 done
+
+echo "== wave, heat, stencil: every dimension, order and dtype, GPU bits against the CPU"
+# One small workflow per variant (scripts/bench/kernel-workflow.sh), with a
+# pattern field, point sources (two on one cell) and a stencil of three
+# inputs; kernels are built without contraction, so the bits must match.
+variants=0
+for kernel in wave heat stencil; do
+  for ndim in 1 2 3; do
+    for dtype in f32 f64; do
+      for order in 2 4 8; do
+        v=$kernel-$ndim-$dtype-$order
+        shape=$(echo "4099 131,97 37,29,45" | cut -d' ' -f"$ndim")
+        scripts/bench/kernel-workflow.sh "$kernel" "$dtype" "$order" "$shape" 30 --forcing >"$tmp/$v.yaml"
+        expect_exit 0 "$v on the CPU" -- "$gflow" run "$tmp/$v.yaml" --backend cpu --quiet --out "$tmp/$v-cpu"
+        expect_exit 0 "$v on the GPU" -- "$gflow" run "$tmp/$v.yaml" --backend gpu --quiet --out "$tmp/$v-gpu"
+        cmp -s "$tmp/$v-cpu/final.dat" "$tmp/$v-gpu/final.dat" && pass || fail "$v: GPU and CPU bits differ"
+        variants=$((variants + 1))
+      done
+    done
+  done
+done
+echo "   $variants variants compared"
 
 echo "== numerical check on the GPU"
 expect_exit 0 "check passes on a sound run" -- "$gflow" run workflows/wave2d.yaml --backend gpu --quiet \
@@ -198,6 +222,18 @@ if [ -f "$plugin" ]; then
   expect_contains "$err" "gflow: --backend gpu cannot run here: kernel heat2d (task 'diffuse') has no GPU implementation" "forced gpu names the kernel"
   [ ! -e "$tmp/heat" ] && pass || fail "forced gpu with heat2d created its output folder"
   echo "   $(echo "$err" | head -1)"
+fi
+sponge=$(dirname "$bin")/plugins/gflow_sponge.so
+if [ -f "$sponge" ]; then
+  echo "== the example GPU plugin (sponge)"
+  expect_exit 0 "sponge on the GPU" -- "$gflow" run plugins/sponge.yaml --plugin "$sponge" \
+    --backend gpu --quiet --out "$tmp/sponge-gpu"
+  expect_exit 0 "sponge on the CPU" -- "$gflow" run plugins/sponge.yaml --plugin "$sponge" \
+    --backend cpu --quiet --out "$tmp/sponge-cpu"
+  # exp() of the GPU's math library and of glibc may differ in the last bit.
+  "$bin/compare_raw" "$tmp/sponge-gpu/final.dat" "$tmp/sponge-cpu/final.dat" 65536 1e-4 >"$tmp/cmp" &&
+    pass || fail "sponge GPU vs CPU: $(cat "$tmp/cmp")"
+  echo "   GPU vs CPU: $(head -1 "$tmp/cmp")"
 fi
 expect_exit 70 "a device that does not exist" -- "$gflow" run workflows/wave2d.yaml --backend gpu --device 99 --out "$tmp/nodev"
 echo "   $(echo "$err" | head -1)"

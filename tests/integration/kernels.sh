@@ -15,7 +15,7 @@ expect_contains "$out" "order      int    default 4, range [2, 8]" "a parameter 
 expect_contains "$out" "sources    cells  default: none" "a list parameter"
 [ "$(printf '%s\n' "$out" | grep -c '^[a-z]')" = 1 ] && pass || fail "kernels wave lists more than wave"
 expect_exit 65 "kernels of an unknown name" -- "$gflow" kernels nope
-expect_contains "$err" "gflow: unknown kernel 'nope'; known kernels: wave2d_4o, wave, heat, stencil" "unknown kernel"
+expect_contains "$err" "gflow: unknown kernel 'nope'; known kernels: wave2d_4o, blur, wave, heat, stencil" "unknown kernel"
 
 # A declared stencil of the wave scheme against `wave` on the same scheme.
 expect_exit 0 "run stencil.yaml" -- "$gflow" run "$repo/workflows/stencil.yaml" --backend cpu \

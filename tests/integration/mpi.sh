@@ -48,7 +48,7 @@ same() { # same WHAT DIR REF: DIR/x.dat is REF's bits
 }
 
 echo "== split over ranks: bit-identical to one process"
-for np in 2 3 4; do
+for np in 1 2 3 4; do
   expect_exit 0 "blur copy on $np ranks" -- mpi $np run $blur --quiet --out "$tmp/copy-$np"
   same "blur copy, $np ranks" "$tmp/copy-$np" "$tmp/one-copy/x.dat"
 done
@@ -78,6 +78,16 @@ same "periodic, decomposition [1, 2] (one rank wraps onto itself)" "$tmp/periodi
 expect_exit 0 "fixed on 3 ranks" -- mpi 3 run $blur --quiet --out "$tmp/fixed-3" \
   --set 'grid.boundary={fixed: 0.5}'
 same "fixed, 3 ranks" "$tmp/fixed-3" "$tmp/one-fixed/x.dat"
+expect_exit 0 "a trace of 2 ranks" -- mpi 2 run $blur --quiet --out "$tmp/traced" --trace "$tmp/trace.json"
+python3 - "$tmp/trace.json" <<'PY' >"$tmp/trace.txt" && pass || fail "the trace of 2 ranks: $(cat "$tmp/trace.txt")"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+launches = {pid: sum(1 for e in events if e["ph"] == "X" and e["pid"] == pid and e["cat"] == "launch") for pid in names}
+print(names, launches)
+ok = sorted(names) == [1, 2] and all(f"rank {p - 1}" in n for p, n in names.items()) and all(launches.values())
+sys.exit(0 if ok else 1)
+PY
 grep -q '"ranks": 4' "$tmp/copy-4/timings.json" && pass || fail "timings.json says 4 ranks"
 grep -q '"per_rank": \[' "$tmp/copy-4/timings.json" && pass || fail "timings.json has per-rank figures"
 grep -q '"shape": \[12, 49, 39\]' "$tmp/copy-4/x.dat.json" && pass ||

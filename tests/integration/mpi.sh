@@ -135,12 +135,14 @@ started() { # started DIR: the time loop runs (its output file is open)
   done
   return 1
 }
-mpi 2 run "${long[@]}" --out "$tmp/stop" 2>"$tmp/stop.err" &
-job=$!
-started "$tmp/stop" && sleep 1
-pid=$(rank_pid 1 "$tmp/stop")
-kill -TERM "$pid" 2>/dev/null
-wait $job
+signal_rank_1() { # signal_rank_1 SIGNAL NAME: a long run on 2 ranks, rank 1 signalled
+  mpi 2 run "${long[@]}" --out "$tmp/$2" 2>"$tmp/$2.err" &
+  local job=$!
+  started "$tmp/$2" && sleep 1
+  kill -"$1" "$(rank_pid 1 "$tmp/$2")" 2>/dev/null
+  wait $job
+}
+signal_rank_1 TERM stop
 status=$?
 [ "$status" -ne 0 ] && pass || fail "SIGTERM to rank 1: mpirun exited 0"
 expect_contains "$(cat "$tmp/stop.err")" "gflow: rank 0: interrupted by SIGTERM at step" "every rank stops on rank 1's signal"
@@ -155,12 +157,7 @@ expect_contains "$err" "gflow: rank 1: check failed at step 6: field 'U' instanc
 expect_contains "$err" "at cell [" "the cell is in the grid's indices"
 grep -q '"complete": false' "$tmp/check/array_out.dat.json" && pass || fail "the checked run's sidecar says incomplete"
 
-mpi 2 run "${long[@]}" --out "$tmp/kill" 2>"$tmp/kill.err" &
-job=$!
-started "$tmp/kill" && sleep 1
-pid=$(rank_pid 1 "$tmp/kill")
-kill -KILL "$pid" 2>/dev/null
-wait $job
+signal_rank_1 KILL kill
 status=$?
 [ "$status" -ne 0 ] && [ "$status" -ne 124 ] && pass || fail "a killed rank: mpirun exit $status"
 expect_contains "$(cat "$tmp/kill.err")" "exited on signal 9 (Killed)" "mpirun says which rank died"

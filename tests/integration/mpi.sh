@@ -107,6 +107,15 @@ expect_exit 0 "wave2d on 4 ranks (auto, overlap)" -- mpi 4 run "${wave[@]}" --se
 cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-auto/array_out.dat" && pass ||
   fail "wave2d on 4 ranks under auto differs from one process"
 
+echo "== the built-in kernels split over ranks (3-D, halo 4, point sources, a pattern field)"
+for wf in wave3d heat; do
+  expect_exit 0 "$wf, one process" -- "$gflow" run "workflows/$wf.yaml" --quiet --set schedule=auto \
+    --out "$tmp/$wf-1"
+  expect_exit 0 "$wf on 2 ranks" -- mpi 2 run "workflows/$wf.yaml" --quiet --set schedule=auto \
+    --out "$tmp/$wf-2"
+  cmp -s "$tmp/$wf-1/final.dat" "$tmp/$wf-2/final.dat" && pass || fail "$wf on 2 ranks differs"
+done
+
 echo "== errors"
 expect_exit 65 "decomposition for another rank count" -- mpi 3 run workflows/ghost_exchange.yaml \
   --set 'grid.shape=[44,44]' --out "$tmp/wrong"

@@ -1,4 +1,5 @@
-/* output.c - the writer thread, staging buffers and atomic files. */
+/* output.c - the writer thread, staging buffers and atomic files; how each
+ * file lies on disk is its format's (output_format.h). */
 #include "output.h"
 
 #include <errno.h>
@@ -17,19 +18,27 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "schedule.h"
+#include "output_format.h"
 #include "text.h"
+
+const gf_out_format *const gf_out_formats[] = {&gf_out_raw, &gf_out_hdf5};
+const int gf_out_format_count = (int)(sizeof gf_out_formats / sizeof gf_out_formats[0]);
 
 typedef struct out_file {
   int task;        /* the task that writes it */
-  int field;       /* whose instances it holds */
   char *name;      /* final name inside the folder */
   char *temp_name; /* where it is written until complete */
-  int fd;
   size_t plane_bytes;
   int64_t planes;
   uint8_t *written; /* a bit per plane */
   int64_t nwritten;
+  const gf_out_format *format;
+  gf_out_target target; /* what the format knows of the file */
+  char *temp_path;      /* DIR/temp_name */
+  void *state;          /* the format's, from open until close; NULL: not open */
+  gf_out_box box;       /* a whole plane */
+  dev_t dev;            /* the temporary file, to see it was not removed underneath */
+  ino_t ino;
   int renamed; /* finish: 1 once the data, 2 once its sidecar too, has its final name */
 } out_file;
 
@@ -74,7 +83,8 @@ struct gf_writer {
   _Atomic int64_t bytes_written; /* planes written so far, for progress */
   pthread_t thread;
   int thread_started;
-  int lock_fd; /* the folder's .gflow.lock, flock'ed for the run; -1: not held */
+  int lock_fd;  /* the folder's .gflow.lock, flock'ed for the run; -1: not held */
+  int finished; /* gf_writer_finish ran: it kept or removed the files */
 };
 
 /* In the output folder: who holds it. flock(2) dies with its process, so a
@@ -83,7 +93,7 @@ struct gf_writer {
 
 /* ---- small text helpers ---------------------------------------------------- */
 
-static int write_all(int fd, const void *data, size_t bytes, off_t offset) {
+int gf_out_write_all(int fd, const void *data, size_t bytes, int64_t offset) {
   const char *p = data;
   while (bytes > 0) {
     ssize_t n = pwrite(fd, p, bytes, offset);
@@ -108,9 +118,21 @@ static char *temp_path(const char *dir, const char *name) {
   return gf_asprintf("%s/.%s.partial-%ld", dir, name, (long)getpid());
 }
 
+gf_out_box gf_out_whole_plane(const gf_field *field) {
+  gf_out_box box = {{0}, {0}};
+  for (int d = 0; d < GF_MAX_DIMS; d++) box.count[d] = d < field->ndim ? field->shape[d] : 1;
+  return box;
+}
+
+int gf_out_dt(const gf_workflow *wf, double *dt) {
+  for (int p = 0; p < wf->nparams; p++)
+    if (strcmp(wf->params[p].name, "dt") == 0) return *dt = wf->params[p].value, 1;
+  return 0;
+}
+
 /* strerror, and what EFBIG means here: the process may not grow files that
  * far (gflow ignores SIGXFSZ so that it gets to say so). */
-static const char *io_error_text(int err) {
+const char *gf_out_error_text(int err) {
   return err == EFBIG ? "File too large (the file size limit, ulimit -f, is reached)"
                       : strerror(err);
 }
@@ -121,10 +143,10 @@ static gf_status write_temp(const char *temp, const char *text, gf_diag *diag) {
   int fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", temp, strerror(errno));
-  if (write_all(fd, text, strlen(text), 0) != 0 || fsync(fd) != 0)
-    st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, io_error_text(errno));
+  if (gf_out_write_all(fd, text, strlen(text), 0) != 0 || fsync(fd) != 0)
+    st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, gf_out_error_text(errno));
   if (close(fd) != 0 && st == GF_OK)
-    st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, io_error_text(errno));
+    st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, gf_out_error_text(errno));
   if (st != GF_OK) unlink(temp);
   return st;
 }
@@ -231,7 +253,8 @@ static gf_status lock_folder(gf_writer *w, const char *dir, gf_diag *diag) {
     if (localtime_r(&now, &local)) strftime(started, sizeof started, "%Y-%m-%d %H:%M:%S", &local);
     int len = snprintf(text, sizeof text, "pid %ld started %s\n", (long)getpid(), started);
     if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len) {
-      st = gf_diag_error(diag, GF_CANTCREATE, "cannot write %s: %s", path, io_error_text(errno));
+      st =
+          gf_diag_error(diag, GF_CANTCREATE, "cannot write %s: %s", path, gf_out_error_text(errno));
       unlink(path);
       close(fd);
       break;
@@ -297,11 +320,10 @@ static void *writer_main(void *arg) {
     const gf_op_sink *sink = &w->backend->sink;
     int timed = gf_sink_wants(sink, GF_TIMED_WRITE);
     int64_t started = timed ? now_ns() : 0;
-    if (!failed && write_all(f->fd, w->buffers[j.slot], f->plane_bytes,
-                             (off_t)(j.plane * (int64_t)f->plane_bytes)) != 0) {
-      gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
-                    w->dir, f->name, io_error_text(errno));
-      atomic_store(&w->failed, GF_IOERR);
+    gf_status wrote = GF_OK;
+    if (!failed && (wrote = f->format->write(f->state, j.plane, j.step, w->buffers[j.slot],
+                                             &f->box)) != GF_OK) {
+      atomic_store(&w->failed, wrote); /* the format has said why */
       failed = 1;
     }
     if (!failed && !plane_written(f, j.plane)) {
@@ -350,26 +372,27 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
     const gf_file *file = &wf->files[i];
     out_file *f = &w->files[w->nfiles++];
     f->task = file->task;
-    f->field = file->field;
-    f->fd = -1;
     f->name = gf_strdup(file->name);
     f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, (long)getpid());
     f->plane_bytes = file->plane_bytes;
     f->planes = file->planes;
     f->written = gf_calloc((size_t)(file->planes + 7) / 8, 1);
+    f->format = gf_out_formats[file->format];
+    f->box = gf_out_whole_plane(&wf->fields[file->field]);
     if (f->plane_bytes > w->slot_bytes) w->slot_bytes = f->plane_bytes;
-
-    char *path = f->name && f->temp_name && f->written ? join_path(out_dir, f->temp_name) : NULL;
-    if (!path) return gf_oom(diag, "opening the output files");
-    f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f->fd < 0) {
-      st = gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", path, strerror(errno));
-      free(path);
+    f->temp_path = f->temp_name ? join_path(out_dir, f->temp_name) : NULL;
+    if (!f->name || !f->temp_path || !f->written) return gf_oom(diag, "opening the output files");
+    f->target = (gf_out_target){wf, file, w->dir, f->temp_path, diag};
+    if ((st = f->format->open(&f->target, &f->state)) != GF_OK) {
+      unlink(f->temp_path); /* the format may have created it before it failed */
       return st;
     }
-    /* The file grows as planes arrive and gets its full size at the end, so
-     * a full disk (or a file size limit) shows up as the write that fails. */
-    free(path);
+    struct stat info;
+    if (stat(f->temp_path, &info) != 0)
+      return gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", f->temp_path,
+                           strerror(errno));
+    f->dev = info.st_dev;
+    f->ino = info.st_ino;
   }
   if (w->nfiles == 0) return GF_OK;
 
@@ -435,17 +458,16 @@ static void stop_thread(gf_writer *w) {
   w->thread_started = 0;
 }
 
-/* The planes that hold data, as [first, last] ranges. */
-static void append_ranges(gf_text *t, const out_file *f) {
+void gf_out_append_ranges(gf_text *t, const gf_out_end *end, int64_t planes) {
   gf_text_printf(t, "[");
   int first = 1;
-  for (int64_t p = 0; p < f->planes;) {
-    if (!plane_written(f, p)) {
+  for (int64_t p = 0; p < planes;) {
+    if (!gf_out_plane_written(end, p)) {
       p++;
       continue;
     }
     int64_t q = p;
-    while (q + 1 < f->planes && plane_written(f, q + 1)) q++;
+    while (q + 1 < planes && gf_out_plane_written(end, q + 1)) q++;
     gf_text_printf(t, "%s[%" PRId64 ", %" PRId64 "]", first ? "" : ", ", p, q);
     first = 0;
     p = q + 1;
@@ -453,85 +475,22 @@ static void append_ranges(gf_text *t, const out_file *f) {
   gf_text_printf(t, "]");
 }
 
-static char *sidecar_json(const gf_writer *w, const out_file *f, const gf_run_info *info) {
-  const gf_workflow *wf = w->wf;
-  const gf_task *task = &wf->tasks[f->task];
-  const gf_field *field = &wf->fields[f->field];
-  gf_text b = {0};
-  gf_text_printf(&b, "{\n  \"format\": \"raw\",\n  \"file\": ");
-  gf_text_json(&b, f->name);
-  gf_text_printf(&b, ",\n  \"dtype\": \"%s\",\n  \"order\": \"C\",\n  \"shape\": [%" PRId64,
-                 field->dtype == GF_F64 ? "float64" : "float32", f->planes);
-  for (int d = 0; d < field->ndim; d++) gf_text_printf(&b, ", %" PRId64, field->shape[d]);
-  gf_text_printf(&b, "],\n  \"field\": ");
-  gf_text_json(&b, field->name);
-  gf_text_printf(&b, ",\n  \"task\": ");
-  gf_text_json(&b, task->name);
-  gf_text_printf(&b, ",\n  \"spacing\": [");
-  for (int d = 0; d < wf->ndim; d++) gf_text_printf(&b, "%s%.17g", d ? ", " : "", wf->spacing[d]);
-  gf_text_printf(&b, "],\n");
-  for (int p = 0; p < wf->nparams; p++)
-    if (strcmp(wf->params[p].name, "dt") == 0)
-      gf_text_printf(&b, "  \"dt\": %.17g,\n", wf->params[p].value);
-  gf_text_printf(&b, "  \"planes_written\": %" PRId64 ",\n  \"valid_planes\": ", f->nwritten);
-  append_ranges(&b, f);
-  gf_text_printf(&b, ",\n  \"complete\": %s,\n  \"steps_run\": %" PRId64 ",\n",
-                 info->end == GF_END_COMPLETE ? "true" : "false", info->steps_run);
-  if (info->end == GF_END_INTERRUPTED) {
-    gf_text_printf(
-        &b, "  \"interrupted_at_step\": %" PRId64 ",\n  \"interrupted_by\": ", info->steps_run);
-    gf_text_json(&b, info->stopped_by ? info->stopped_by : "");
-    gf_text_printf(&b, ",\n");
-  } else if (info->end == GF_END_CHECK) {
-    gf_text_printf(
-        &b, "  \"stopped_at_step\": %" PRId64 ",\n  \"stopped_by_check\": ", info->steps_run - 1);
-    gf_text_json(&b, info->stopped_by ? info->stopped_by : "");
-    gf_text_printf(&b, ",\n");
-  }
-  gf_text_printf(&b, "  \"steps\": %" PRId64 ",\n  \"schedule\": \"%s\",\n", wf->steps,
-                 wf->schedule->name);
-  gf_text_printf(&b, "  \"backend\": ");
-  gf_text_json(&b, info->backend);
-  gf_text_printf(&b, ",\n  \"device\": ");
-  gf_text_json(&b, info->device);
-  gf_text_printf(&b, ",\n  \"workflow_file\": ");
-  gf_text_json(&b, wf->path);
-  gf_text_printf(&b, ",\n  \"gflow_version\": \"%s\",\n  \"resolved_workflow\": ", GFLOW_VERSION);
-  /* A run that keeps its files always passes the resolved workflow: NULL here
-   * is the copy that ran out of memory, and the sidecar must not lie. */
-  if (!info->resolved_yaml) {
-    gf_text_free(&b);
-    return NULL;
-  }
-  gf_text_json(&b, info->resolved_yaml);
-  gf_text_printf(&b, "\n}\n");
-  return gf_text_take(&b);
-}
-
-/* The data file before it may take its final name: still linked (not removed
- * underneath), at its full size, durable, closed. */
-static gf_status settle_file(gf_writer *w, out_file *f) {
-  gf_status st = GF_OK;
+/* The data file before it may take its final name: the temporary file still
+ * there (not removed or replaced underneath), then finished by its format. */
+static gf_status settle_file(gf_writer *w, out_file *f, const gf_out_end *end) {
   struct stat info;
-  off_t size = (off_t)(f->plane_bytes * (size_t)f->planes);
-  if (fstat(f->fd, &info) != 0)
-    st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
-                       strerror(errno));
-  else if (info.st_nlink == 0)
+  gf_status st = GF_OK;
+  if (stat(f->temp_path, &info) != 0 || info.st_dev != f->dev || info.st_ino != f->ino)
     st = gf_diag_error(w->diag, GF_IOERR,
                        "cannot finish %s/%s: its temporary file %s was removed during the run",
                        w->dir, f->name, f->temp_name);
-  else if (ftruncate(f->fd, size) != 0)
-    st = gf_diag_error(w->diag, GF_IOERR, "cannot size %s/%s to %lld bytes: %s", w->dir, f->name,
-                       (long long)size, io_error_text(errno));
-  else if (fsync(f->fd) != 0)
-    st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
-                       io_error_text(errno));
-  if (close(f->fd) != 0 && st == GF_OK)
-    st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
-                       io_error_text(errno));
-  f->fd = -1;
+  else
+    st = f->format->finish(f->state, end);
   return st;
+}
+
+static gf_out_end file_end(const out_file *f, const gf_run_info *info) {
+  return (gf_out_end){info, f->written, f->nwritten};
 }
 
 static gf_status rename_into_place(gf_writer *w, const char *from, const char *to) {
@@ -553,10 +512,13 @@ void gf_remove_file(const char *dir, const char *name) {
 gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
                            gf_status (*before_rename)(void *user), void *user) {
   stop_thread(w);
+  w->finished = 1;
   gf_status st = gf_writer_status(w);
   if (st != GF_OK) ok = 0;
-  for (int i = 0; i < w->nfiles && ok; i++)
-    if ((st = settle_file(w, &w->files[i])) != GF_OK) ok = 0;
+  for (int i = 0; i < w->nfiles && ok; i++) {
+    gf_out_end end = file_end(&w->files[i], info);
+    if ((st = settle_file(w, &w->files[i], &end)) != GF_OK) ok = 0;
+  }
   /* Sidecars are written whole before anything is renamed. */
   char **sidecar_temp = gf_calloc((size_t)w->nfiles + 1, sizeof *sidecar_temp);
   if (!sidecar_temp && ok) {
@@ -564,16 +526,18 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
     ok = 0;
   }
   for (int i = 0; i < w->nfiles && ok; i++) {
-    char *json = sidecar_json(w, &w->files[i], info);
-    char *sidecar = gf_asprintf("%s.json", w->files[i].name);
+    out_file *f = &w->files[i];
+    gf_out_end end = file_end(f, info);
+    char *text = f->format->sidecar(f->state, &end);
+    char *sidecar = gf_asprintf("%s%s", f->name, f->format->sidecar_suffix);
     sidecar_temp[i] = sidecar ? temp_path(w->dir, sidecar) : NULL;
-    if (!json || !sidecar_temp[i])
+    if (!text || !sidecar_temp[i])
       st = gf_oom(w->diag, "writing the output sidecars");
     else
-      st = write_temp(sidecar_temp[i], json, w->diag);
+      st = write_temp(sidecar_temp[i], text, w->diag);
     if (st != GF_OK) ok = 0;
     free(sidecar);
-    free(json);
+    free(text);
   }
   /* The data is durable: what the caller writes about the run goes first. */
   if (ok && before_rename && (st = before_rename(user)) != GF_OK) ok = 0;
@@ -581,7 +545,7 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   for (int i = 0; i < w->nfiles && ok; i++) {
     out_file *f = &w->files[i];
     char *from = join_path(w->dir, f->temp_name), *to = join_path(w->dir, f->name);
-    char *sidecar = to ? gf_asprintf("%s.json", to) : NULL;
+    char *sidecar = to ? gf_asprintf("%s%s", to, f->format->sidecar_suffix) : NULL;
     if (!from || !sidecar)
       st = gf_oom(w->diag, "naming the output files");
     else if ((st = rename_into_place(w, from, to)) == GF_OK)
@@ -597,7 +561,7 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
     for (int i = 0; i < w->nfiles; i++) {
       out_file *f = &w->files[i];
       remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
-      if (f->renamed == 2) remove_at(w->dir, f->name, ".json");
+      if (f->renamed == 2) remove_at(w->dir, f->name, f->format->sidecar_suffix);
       if (sidecar_temp && sidecar_temp[i]) unlink(sidecar_temp[i]);
       f->renamed = 0;
     }
@@ -622,11 +586,12 @@ char *gf_writer_summary(const gf_writer *w) {
       gf_text_printf(&b, "holds no planes");
     } else if (ranges <= 3) {
       gf_text_printf(&b, "planes ");
-      append_ranges(&b, f);
+      gf_out_end end = file_end(f, NULL);
+      gf_out_append_ranges(&b, &end, f->planes);
     } else { /* a message line, not a list: the sidecar has them all */
-      gf_text_printf(
-          &b, "holds %" PRId64 " planes from %" PRId64 " to %" PRId64 " (%s.json lists them)",
-          f->nwritten, first, last, f->name);
+      gf_text_printf(&b,
+                     "holds %" PRId64 " planes from %" PRId64 " to %" PRId64 " (%s%s lists them)",
+                     f->nwritten, first, last, f->name, f->format->sidecar_suffix);
     }
   }
   return gf_text_take(&b);
@@ -637,12 +602,13 @@ void gf_writer_destroy(gf_writer *w) {
   stop_thread(w);
   for (int i = 0; i < w->nfiles; i++) {
     out_file *f = &w->files[i];
-    if (f->fd >= 0) {
-      close(f->fd);
-      remove_at(w->dir, f->temp_name, "");
+    if (f->state) {
+      f->format->close(f->state);
+      if (!w->finished) remove_at(w->dir, f->temp_name, ""); /* finish took care of it */
     }
     free(f->name);
     free(f->temp_name);
+    free(f->temp_path);
     free(f->written);
   }
   for (int i = 0; i < w->nslots; i++) {

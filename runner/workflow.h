@@ -75,6 +75,7 @@ typedef struct gf_file {
   int field;
   int64_t planes;
   size_t plane_bytes;
+  int format; /* `format:`, an index into gf_out_formats (output_format.h); 0 raw */
 } gf_file;
 
 /* Steps between two runs of the default check (no `check:` block): a scan of

@@ -1,0 +1,161 @@
+/* output_raw.c - `format: raw`, the seed's array_out.dat: the planes in C
+ * order, nothing else, and a JSON sidecar (NAME.json) that says the dtype,
+ * the shape, which planes hold data and how the run went. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "output_format.h"
+#include "schedule.h"
+#include "text.h"
+
+typedef struct raw_file {
+  const gf_out_target *t;
+  int fd;
+} raw_file;
+
+static gf_status raw_open(const gf_out_target *t, void **state) {
+  raw_file *r = gf_calloc(1, sizeof *r);
+  if (!r) return gf_oom(t->diag, "opening the output files");
+  r->t = t;
+  r->fd = open(t->temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (r->fd < 0) {
+    gf_status st = gf_diag_error(t->diag, GF_CANTCREATE, "cannot create %s: %s", t->temp_path,
+                                 strerror(errno));
+    free(r);
+    return st;
+  }
+  /* The file grows as planes arrive and gets its full size at the end, so
+   * a full disk (or a file size limit) shows up as the write that fails. */
+  *state = r;
+  return GF_OK;
+}
+
+/* A whole plane is one write; a block, one write per run along its last
+ * dimension. */
+static gf_status raw_write(void *state, int64_t plane, int64_t step, const void *data,
+                           const gf_out_box *box) {
+  (void)step;
+  raw_file *r = state;
+  const gf_field *field = &r->t->wf->fields[r->t->file->field];
+  int64_t elem = field->dtype == GF_F64 ? 8 : 4, base = plane * (int64_t)r->t->file->plane_bytes;
+  int nd = field->ndim, whole = 1;
+  int64_t stride[GF_MAX_DIMS], rows = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    stride[d] = d == nd - 1 ? 1 : stride[d + 1] * field->shape[d + 1];
+    whole &= box->start[d] == 0 && box->count[d] == field->shape[d];
+    if (d < nd - 1) rows *= box->count[d];
+  }
+  size_t row_bytes = whole ? r->t->file->plane_bytes : (size_t)(box->count[nd - 1] * elem);
+  if (whole) rows = 1;
+  const char *p = data;
+  for (int64_t row = 0; row < rows; row++, p += row_bytes) {
+    int64_t cell = whole ? 0 : box->start[nd - 1], rest = row; /* the run's first cell */
+    for (int d = nd - 2; d >= 0 && !whole; d--) {
+      cell += (box->start[d] + rest % box->count[d]) * stride[d];
+      rest /= box->count[d];
+    }
+    if (gf_out_write_all(r->fd, p, row_bytes, base + cell * elem) != 0)
+      return gf_diag_error(r->t->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s",
+                           plane, r->t->dir, r->t->file->name, gf_out_error_text(errno));
+  }
+  return GF_OK;
+}
+
+/* At its full size (planes never written read as zeros), durable, closed. */
+static gf_status raw_finish(void *state, const gf_out_end *end) {
+  (void)end;
+  raw_file *r = state;
+  const gf_out_target *t = r->t;
+  gf_status st = GF_OK;
+  off_t size = (off_t)(t->file->plane_bytes * (size_t)t->file->planes);
+  if (ftruncate(r->fd, size) != 0)
+    st = gf_diag_error(t->diag, GF_IOERR, "cannot size %s/%s to %lld bytes: %s", t->dir,
+                       t->file->name, (long long)size, gf_out_error_text(errno));
+  else if (fsync(r->fd) != 0)
+    st = gf_diag_error(t->diag, GF_IOERR, "cannot write %s/%s: %s", t->dir, t->file->name,
+                       gf_out_error_text(errno));
+  if (close(r->fd) != 0 && st == GF_OK)
+    st = gf_diag_error(t->diag, GF_IOERR, "cannot write %s/%s: %s", t->dir, t->file->name,
+                       gf_out_error_text(errno));
+  r->fd = -1;
+  return st;
+}
+
+static char *raw_sidecar(void *state, const gf_out_end *end) {
+  raw_file *r = state;
+  const gf_workflow *wf = r->t->wf;
+  const gf_file *file = r->t->file;
+  const gf_run_info *info = end->info;
+  const gf_task *task = &wf->tasks[file->task];
+  const gf_field *field = &wf->fields[file->field];
+  gf_text b = {0};
+  gf_text_printf(&b, "{\n  \"format\": \"raw\",\n  \"file\": ");
+  gf_text_json(&b, file->name);
+  gf_text_printf(&b, ",\n  \"dtype\": \"%s\",\n  \"order\": \"C\",\n  \"shape\": [%" PRId64,
+                 field->dtype == GF_F64 ? "float64" : "float32", file->planes);
+  for (int d = 0; d < field->ndim; d++) gf_text_printf(&b, ", %" PRId64, field->shape[d]);
+  gf_text_printf(&b, "],\n  \"field\": ");
+  gf_text_json(&b, field->name);
+  gf_text_printf(&b, ",\n  \"task\": ");
+  gf_text_json(&b, task->name);
+  gf_text_printf(&b, ",\n  \"spacing\": [");
+  for (int d = 0; d < wf->ndim; d++) gf_text_printf(&b, "%s%.17g", d ? ", " : "", wf->spacing[d]);
+  gf_text_printf(&b, "],\n");
+  double dt;
+  if (gf_out_dt(wf, &dt)) gf_text_printf(&b, "  \"dt\": %.17g,\n", dt);
+  gf_text_printf(&b, "  \"planes_written\": %" PRId64 ",\n  \"valid_planes\": ", end->nwritten);
+  gf_out_append_ranges(&b, end, file->planes);
+  gf_text_printf(&b, ",\n  \"complete\": %s,\n  \"steps_run\": %" PRId64 ",\n",
+                 info->end == GF_END_COMPLETE ? "true" : "false", info->steps_run);
+  if (info->end == GF_END_INTERRUPTED) {
+    gf_text_printf(
+        &b, "  \"interrupted_at_step\": %" PRId64 ",\n  \"interrupted_by\": ", info->steps_run);
+    gf_text_json(&b, info->stopped_by ? info->stopped_by : "");
+    gf_text_printf(&b, ",\n");
+  } else if (info->end == GF_END_CHECK) {
+    gf_text_printf(
+        &b, "  \"stopped_at_step\": %" PRId64 ",\n  \"stopped_by_check\": ", info->steps_run - 1);
+    gf_text_json(&b, info->stopped_by ? info->stopped_by : "");
+    gf_text_printf(&b, ",\n");
+  }
+  gf_text_printf(&b, "  \"steps\": %" PRId64 ",\n  \"schedule\": \"%s\",\n", wf->steps,
+                 wf->schedule->name);
+  gf_text_printf(&b, "  \"backend\": ");
+  gf_text_json(&b, info->backend);
+  gf_text_printf(&b, ",\n  \"device\": ");
+  gf_text_json(&b, info->device);
+  gf_text_printf(&b, ",\n  \"workflow_file\": ");
+  gf_text_json(&b, wf->path);
+  gf_text_printf(&b, ",\n  \"gflow_version\": \"%s\",\n  \"resolved_workflow\": ", GFLOW_VERSION);
+  /* A run that keeps its files always passes the resolved workflow: NULL here
+   * is the copy that ran out of memory, and the sidecar must not lie. */
+  if (!info->resolved_yaml) {
+    gf_text_free(&b);
+    return NULL;
+  }
+  gf_text_json(&b, info->resolved_yaml);
+  gf_text_printf(&b, "\n}\n");
+  return gf_text_take(&b);
+}
+
+static void raw_close(void *state) {
+  raw_file *r = state;
+  if (!r) return;
+  if (r->fd >= 0) close(r->fd);
+  free(r);
+}
+
+const gf_out_format gf_out_raw = {
+    .name = "raw",
+    .sidecar_suffix = ".json",
+    .open = raw_open,
+    .write = raw_write,
+    .finish = raw_finish,
+    .sidecar = raw_sidecar,
+    .close = raw_close,
+};

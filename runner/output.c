@@ -281,8 +281,9 @@ static void unlock_folder(gf_writer *w) {
 static double output_bytes(const gf_workflow *wf) {
   double bytes = 4096.0 + 256.0 * wf->ntasks; /* timings.json */
   for (int i = 0; i < wf->nfiles; i++)
-    bytes += (double)wf->files[i].planes * (double)wf->files[i].plane_bytes + 8192.0 +
-             2.0 * (double)strlen(wf->source);
+    bytes += (double)wf->files[i].planes * ((double)wf->files[i].plane_bytes +
+                                            gf_out_formats[wf->files[i].format]->bytes_per_plane) +
+             8192.0 + 2.0 * (double)strlen(wf->source);
   return bytes;
 }
 

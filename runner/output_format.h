@@ -50,6 +50,7 @@ static inline int gf_out_plane_written(const gf_out_end *end, int64_t plane) {
 typedef struct gf_out_format {
   const char *name;           /* as `format:` names it */
   const char *sidecar_suffix; /* ".json": array_out.dat.json */
+  double bytes_per_plane; /* on disk beyond the plane's values, sidecar included (an estimate) */
   /* Creates the temporary file t->temp_path (`t` outlives the state);
    * GF_CANTCREATE, reported, with *state untouched and nothing left open. */
   gf_status (*open)(const gf_out_target *t, void **state);

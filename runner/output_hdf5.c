@@ -502,6 +502,7 @@ static void h5_close(void *state) {
 const gf_out_format gf_out_hdf5 = {
     .name = "hdf5",
     .sidecar_suffix = ".xdmf",
+    .bytes_per_plane = 1200, /* the XDMF's grid (~1 KiB), the chunk index, step and time */
     .open = h5_open,
     .write = h5_write,
     .finish = h5_finish,

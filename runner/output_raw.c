@@ -153,6 +153,7 @@ static void raw_close(void *state) {
 const gf_out_format gf_out_raw = {
     .name = "raw",
     .sidecar_suffix = ".json",
+    .bytes_per_plane = 0,
     .open = raw_open,
     .write = raw_write,
     .finish = raw_finish,

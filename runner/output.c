@@ -42,10 +42,6 @@ typedef struct out_file {
   int renamed; /* finish: 1 once the data, 2 once its sidecar too, has its final name */
 } out_file;
 
-static int plane_written(const out_file *f, int64_t plane) {
-  return (f->written[plane >> 3] >> (plane & 7)) & 1;
-}
-
 static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -327,7 +323,7 @@ static void *writer_main(void *arg) {
       atomic_store(&w->failed, wrote); /* the format has said why */
       failed = 1;
     }
-    if (!failed && !plane_written(f, j.plane)) {
+    if (!failed && !gf_out_plane_written(f->written, j.plane)) {
       f->written[j.plane >> 3] |= (uint8_t)(1u << (j.plane & 7));
       f->nwritten++;
     }
@@ -463,12 +459,12 @@ void gf_out_append_ranges(gf_text *t, const gf_out_end *end, int64_t planes) {
   gf_text_printf(t, "[");
   int first = 1;
   for (int64_t p = 0; p < planes;) {
-    if (!gf_out_plane_written(end, p)) {
+    if (!gf_out_plane_written(end->written, p)) {
       p++;
       continue;
     }
     int64_t q = p;
-    while (q + 1 < planes && gf_out_plane_written(end, q + 1)) q++;
+    while (q + 1 < planes && gf_out_plane_written(end->written, q + 1)) q++;
     gf_text_printf(t, "%s[%" PRId64 ", %" PRId64 "]", first ? "" : ", ", p, q);
     first = 0;
     p = q + 1;
@@ -577,9 +573,9 @@ char *gf_writer_summary(const gf_writer *w) {
     const out_file *f = &w->files[i];
     int64_t ranges = 0, first = -1, last = -1;
     for (int64_t p = 0; p < f->planes; p++) {
-      if (!plane_written(f, p)) continue;
+      if (!gf_out_plane_written(f->written, p)) continue;
       if (first < 0) first = p;
-      if (p == 0 || !plane_written(f, p - 1)) ranges++;
+      if (p == 0 || !gf_out_plane_written(f->written, p - 1)) ranges++;
       last = p;
     }
     gf_text_printf(&b, "%s%s ", i ? "; " : "", f->name);

@@ -43,8 +43,9 @@ typedef struct gf_out_end {
   int64_t nwritten;        /* planes with their bit set */
 } gf_out_end;
 
-static inline int gf_out_plane_written(const gf_out_end *end, int64_t plane) {
-  return (end->written[plane >> 3] >> (plane & 7)) & 1;
+/* Bit `plane` of a bit per plane (gf_out_end.written). */
+static inline int gf_out_plane_written(const uint8_t *written, int64_t plane) {
+  return (written[plane >> 3] >> (plane & 7)) & 1;
 }
 
 typedef struct gf_out_format {

@@ -318,13 +318,14 @@ static int end_attributes(h5_file *h, const gf_out_end *end) {
   /* [first, last] ranges of planes that hold data, as the raw sidecar's valid_planes */
   int64_t nranges = 0;
   for (int64_t p = 0; p < h->t->file->planes; p++)
-    nranges += gf_out_plane_written(end, p) && (p == 0 || !gf_out_plane_written(end, p - 1));
+    nranges += gf_out_plane_written(end->written, p) &&
+               (p == 0 || !gf_out_plane_written(end->written, p - 1));
   int64_t *ranges = gf_malloc((size_t)(nranges ? nranges : 1) * 2 * sizeof *ranges);
   if (!ranges) return -1;
   int64_t r = 0;
   for (int64_t p = 0; p < h->t->file->planes; p++) {
-    if (!gf_out_plane_written(end, p)) continue;
-    if (p == 0 || !gf_out_plane_written(end, p - 1)) ranges[2 * r] = p, r++;
+    if (!gf_out_plane_written(end->written, p)) continue;
+    if (p == 0 || !gf_out_plane_written(end->written, p - 1)) ranges[2 * r] = p, r++;
     ranges[2 * r - 1] = p;
   }
   hsize_t rdims[2] = {(hsize_t)nranges, 2};
@@ -448,7 +449,7 @@ static char *h5_sidecar(void *state, const gf_out_end *end) {
   xml_text(&b, field->name);
   gf_text_puts(&b, "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
   for (int64_t p = 0; p < h->t->file->planes; p++) {
-    if (!gf_out_plane_written(end, p)) continue;
+    if (!gf_out_plane_written(end->written, p)) continue;
     gf_text_printf(&b,
                    "      <Grid Name=\"plane %" PRId64
                    "\" GridType=\"Uniform\">\n"

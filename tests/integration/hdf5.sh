@@ -9,7 +9,8 @@ set -uo pipefail
 gflow=$1 repo=$2
 . "$(dirname "$0")/lib.sh"
 wave=$repo/workflows/wave2d.yaml
-command -v h5dump >/dev/null || { echo "hdf5.sh: h5dump not installed (apt-get install hdf5-tools)" >&2; exit 1; }
+# Without h5dump the test is skipped (77, CTest's SKIP_RETURN_CODE); CI installs it.
+command -v h5dump >/dev/null || { echo "hdf5.sh: h5dump not installed (apt-get install hdf5-tools)" >&2; exit 77; }
 
 hdf5=(--set loop.tasks.1.output.format=hdf5 --set loop.tasks.1.output.file=u.h5)
 small=(run "$wave" --backend cpu --set 'grid.shape=[64,48]' --set params.nt=60 --quiet)

@@ -52,26 +52,30 @@ for w in ${WORKLOADS:-seed big}; do
   # shellcheck disable=SC2206
   extra=(${sets[$w]})
   declare -A writer=() loop=() wall=() size=()
-  for f in raw hdf5; do
-    if [ "$f" = raw ]; then fmt=("${raw[@]}"); else fmt=("${hdf5[@]}"); fi
-    wr=() lp=() wl=()
-    for _ in $(seq "$repeat"); do
-      # the two formats alternate within a repeat, so drift hits both alike
+  for r in $(seq "$repeat"); do
+    # the formats alternate, the first one changing each repeat, so that drift
+    # and the order hit both alike
+    order="raw hdf5"
+    [ $((r % 2)) -eq 0 ] && order="hdf5 raw"
+    for f in $order; do
+      if [ "$f" = raw ]; then fmt=("${raw[@]}"); else fmt=("${hdf5[@]}"); fi
       "$gflow" run workflows/wave2d.yaml --backend "$backend" --quiet "${extra[@]}" "${fmt[@]}" \
         --out "$work/t" --trace "$work/trace.json"
-      wr+=("$(writer_ms "$work/trace.json")")
+      writer[$f]+="$(writer_ms "$work/trace.json") "
       rm -rf "$work/t" "$work/trace.json"
       t0=$(now_ms)
       "$gflow" run workflows/wave2d.yaml --backend "$backend" --quiet "${extra[@]}" "${fmt[@]}" \
         --out "$work/u"
-      wl+=("$(echo "$(now_ms) - $t0" | bc -l)")
-      lp+=("$(echo "$(json "$work/u/timings.json" total_s) * 1000" | bc -l)")
+      wall[$f]+="$(echo "$(now_ms) - $t0" | bc -l) "
+      loop[$f]+="$(echo "$(json "$work/u/timings.json" total_s) * 1000" | bc -l) "
       size[$f]=$(du -m "$work/u"/array_out.* | awk '$2 !~ /json|xdmf/ {print $1}')
       rm -rf "$work/u"
     done
-    writer[$f]=$(printf '%s\n' "${wr[@]}" | best)
-    loop[$f]=$(printf '%s\n' "${lp[@]}" | best)
-    wall[$f]=$(printf '%s\n' "${wl[@]}" | best)
+  done
+  for f in raw hdf5; do
+    writer[$f]=$(printf '%s\n' ${writer[$f]} | best)
+    loop[$f]=$(printf '%s\n' ${loop[$f]} | best)
+    wall[$f]=$(printf '%s\n' ${wall[$f]} | best)
   done
   for f in raw hdf5; do
     printf '%-16s %-6s %10.2f %8.3f %10.2f %8.3f %10.2f %8.3f %10s\n' "${label[$w]}" "$f" \

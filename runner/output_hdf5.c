@@ -396,25 +396,6 @@ static gf_status h5_finish(void *state, const gf_out_end *end) {
 
 /* ---- the XDMF sidecar -------------------------------------------------------- */
 
-static void xml_text(gf_text *b, const char *s) {
-  for (; *s; s++) switch (*s) {
-      case '&':
-        gf_text_puts(b, "&amp;");
-        break;
-      case '<':
-        gf_text_puts(b, "&lt;");
-        break;
-      case '>':
-        gf_text_puts(b, "&gt;");
-        break;
-      case '"':
-        gf_text_puts(b, "&quot;");
-        break;
-      default:
-        gf_text_append(b, s, 1);
-    }
-}
-
 /* A temporal collection of one uniform grid per plane written, each a 2-D
  * or 3-D CoRectMesh (a 1-D field is a 1 x N mesh) whose values are that
  * plane of the dataset, as a hyperslab. */
@@ -446,7 +427,7 @@ static char *h5_sidecar(void *state, const gf_out_end *end) {
   gf_text_puts(&b,
                "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
                "<Xdmf Version=\"2.0\">\n  <Domain>\n    <Grid Name=\"");
-  xml_text(&b, field->name);
+  gf_text_xml(&b, field->name);
   gf_text_puts(&b, "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
   for (int64_t p = 0; p < h->t->file->planes; p++) {
     if (!gf_out_plane_written(end->written, p)) continue;
@@ -464,7 +445,7 @@ static char *h5_sidecar(void *state, const gf_out_end *end) {
                    "        <Attribute Name=\"",
                    p, time_of(h, step_of(h, p)), md, dims,
                    md == 3 ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY", md, origin, md, steps);
-    xml_text(&b, field->name);
+    gf_text_xml(&b, field->name);
     gf_text_printf(&b,
                    "\" AttributeType=\"Scalar\" Center=\"Node\">\n"
                    "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%s\">\n"
@@ -480,9 +461,9 @@ static char *h5_sidecar(void *state, const gf_out_end *end) {
                    "            <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"%d\" "
                    "Dimensions=\"%s\">",
                    precision, data_dims);
-    xml_text(&b, h->t->file->name);
+    gf_text_xml(&b, h->t->file->name);
     gf_text_puts(&b, ":/");
-    xml_text(&b, field->name);
+    gf_text_xml(&b, field->name);
     gf_text_puts(&b, "</DataItem>\n          </DataItem>\n        </Attribute>\n      </Grid>\n");
   }
   gf_text_puts(&b, "    </Grid>\n  </Domain>\n</Xdmf>\n");

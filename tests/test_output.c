@@ -12,8 +12,6 @@
 #include "check.h"
 #include "output_format.h"
 #include "plan_fixture.h"
-#include "registry.h"
-#include "schedule.h"
 
 /* A 3-D f64 field (4 x 5 x 6), an output of 4 planes, `format` as asked. */
 static const char *workflow_text(const char *format) {
@@ -28,17 +26,9 @@ static const char *workflow_text(const char *format) {
 }
 
 static gf_workflow *load(const char *format) {
-  gf_registry *registry = gf_registry_create();
-  gf_kernels_register_builtin(gf_registry_registrar(registry));
   gf_diag diag;
-  gf_diag_init(&diag, NULL, NULL);
-  diag.out = quiet();
   gf_workflow *wf = NULL;
-  const char *text = workflow_text(format);
-  gf_status st = gf_workflow_load_text("t.yaml", text, strlen(text), NULL, 0, registry, NULL, &diag,
-                                       &wf, NULL);
-  gf_registry_free(registry);
-  CHECK_INT(st, GF_OK);
+  CHECK_INT(load_text("t.yaml", workflow_text(format), &diag, &wf), GF_OK);
   return wf;
 }
 

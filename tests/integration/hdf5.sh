@@ -82,18 +82,9 @@ expect_contains "$(cat "$xdmf")" '<DataItem Format="HDF" NumberType="Float" Prec
   "XDMF points at the dataset"
 
 # ---- an interrupted run: complete FALSE ------------------------------------------------
-set -m # job control: the background job gets SIGINT delivered, not ignored
-"$gflow" run "$wave" --backend cpu --set 'grid.shape=[1024,1024]' --set 'loop.tasks.1.when=n % 16 == 2' \
-  "${hdf5[@]}" --quiet --out "$tmp/int" 2>"$tmp/int.err" &
-pid=$!
-set +m
-for _ in $(seq 300); do
-  compgen -G "$tmp/int/.u.h5.partial-*" >/dev/null && break
-  sleep 0.1
-done
-sleep 1
-kill -s INT "$pid"
-wait "$pid" && status=0 || status=$?
+interrupt_run "$tmp/int/.u.h5.partial-*" "$tmp/int.err" "$gflow" run "$wave" --backend cpu \
+  --set 'grid.shape=[1024,1024]' --set 'loop.tasks.1.when=n % 16 == 2' "${hdf5[@]}" --quiet \
+  --out "$tmp/int"
 [ "$status" -eq 130 ] && pass || fail "interrupted hdf5 run: exit $status; $(cat "$tmp/int.err")"
 step=$(sed -nE 's/^gflow: interrupted by SIGINT at step ([0-9]+); .*/\1/p' "$tmp/int.err")
 expect_contains "$(attr "$tmp/int/u.h5" complete)" "FALSE" "interrupted: complete FALSE"

@@ -25,6 +25,25 @@ expect_contains() {
   if printf '%s' "$1" | grep -qF -- "$2"; then pass; else fail "$3: missing '$2' in: $1"; fi
 }
 
+# interrupt_run GLOB ERRFILE COMMAND...: runs COMMAND in the background (its
+# stderr into ERRFILE) until a file matching GLOB exists (its loop runs), half
+# a second more, then sends it SIGINT and waits; $status is its exit status.
+interrupt_run() {
+  local glob=$1 errfile=$2 pid
+  shift 2
+  set -m # job control: a background job gets SIGINT delivered, not ignored
+  "$@" 2>"$errfile" &
+  pid=$!
+  set +m
+  for _ in $(seq 300); do
+    compgen -G "$glob" >/dev/null && break
+    sleep 0.1
+  done
+  sleep 0.5
+  kill -s INT "$pid"
+  wait "$pid" && status=0 || status=$?
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

@@ -36,7 +36,6 @@ typedef struct out_file {
   gf_out_target target; /* what the format knows of the file */
   char *temp_path;      /* DIR/temp_name */
   void *state;          /* the format's, from open until close; NULL: not open */
-  gf_out_box box;       /* a whole plane */
   dev_t dev;            /* the temporary file, to see it was not removed underneath */
   ino_t ino;
   int renamed; /* finish: 1 once the data, 2 once its sidecar too, has its final name */
@@ -114,10 +113,25 @@ static char *temp_path(const char *dir, const char *name) {
   return gf_asprintf("%s/.%s.partial-%ld", dir, name, (long)getpid());
 }
 
-gf_out_box gf_out_whole_plane(const gf_field *field) {
-  gf_out_box box = {{0}, {0}};
-  for (int d = 0; d < GF_MAX_DIMS; d++) box.count[d] = d < field->ndim ? field->shape[d] : 1;
-  return box;
+gf_out_block gf_out_whole_block(const gf_field *field) {
+  gf_out_block b = {0};
+  for (int d = 0; d < GF_MAX_DIMS; d++)
+    b.global[d] = b.local[d] = b.hi[d] = d < field->ndim ? field->shape[d] : 1;
+  return b;
+}
+
+int gf_out_block_is_whole(const gf_out_block *b) {
+  int whole = 1;
+  for (int d = 0; d < GF_MAX_DIMS; d++)
+    whole &= b->lo[d] == 0 && b->hi[d] == b->local[d] && b->local[d] == b->global[d] &&
+             b->origin[d] == 0;
+  return whole;
+}
+
+int64_t gf_out_plane_bytes(const gf_out_block *b, gf_dtype dtype) {
+  int64_t bytes = dtype == GF_F64 ? 8 : 4;
+  for (int d = 0; d < GF_MAX_DIMS; d++) bytes *= b->global[d];
+  return bytes;
 }
 
 int gf_out_dt(const gf_workflow *wf, double *dt) {
@@ -318,8 +332,8 @@ static void *writer_main(void *arg) {
     int timed = gf_sink_wants(sink, GF_TIMED_WRITE);
     int64_t started = timed ? now_ns() : 0;
     gf_status wrote = GF_OK;
-    if (!failed && (wrote = f->format->write(f->state, j.plane, j.step, w->buffers[j.slot],
-                                             &f->box)) != GF_OK) {
+    if (!failed &&
+        (wrote = f->format->write(f->state, j.plane, j.step, w->buffers[j.slot])) != GF_OK) {
       atomic_store(&w->failed, wrote); /* the format has said why */
       failed = 1;
     }
@@ -375,11 +389,11 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
     f->planes = file->planes;
     f->written = gf_calloc((size_t)(file->planes + 7) / 8, 1);
     f->format = gf_out_formats[file->format];
-    f->box = gf_out_whole_plane(&wf->fields[file->field]);
     if (f->plane_bytes > w->slot_bytes) w->slot_bytes = f->plane_bytes;
     f->temp_path = f->temp_name ? join_path(out_dir, f->temp_name) : NULL;
     if (!f->name || !f->temp_path || !f->written) return gf_oom(diag, "opening the output files");
-    f->target = (gf_out_target){wf, file, w->dir, f->temp_path, diag};
+    f->target = (gf_out_target){
+        wf, file, w->dir, f->temp_path, gf_out_whole_block(&wf->fields[file->field]), diag};
     if ((st = f->format->open(&f->target, &f->state)) != GF_OK) {
       unlink(f->temp_path); /* the format may have created it before it failed */
       return st;

@@ -18,23 +18,29 @@
 #include "output.h"
 #include "text.h"
 
+/* Where the values this process hands the writer go in each plane (the
+ * field's dimensions; trailing ones 1): a staging buffer holds an array of
+ * `local` cells in C order, of which the box [lo, hi) (local indices) is
+ * what this process writes, to cells origin + lo .. origin + hi - 1 of a
+ * plane of `global` cells. One process: local = global = the field's shape,
+ * lo = 0, hi = the shape, origin 0. Under MPI (issue 10) a rank's block with
+ * its ghost cells, the part it writes, and where the block lies in the grid,
+ * as gf_comm_block says it. */
+typedef struct gf_out_block {
+  int64_t global[GF_MAX_DIMS], local[GF_MAX_DIMS];
+  int64_t lo[GF_MAX_DIMS], hi[GF_MAX_DIMS];
+  int64_t origin[GF_MAX_DIMS];
+} gf_out_block;
+
 /* One output file as its format sees it. */
 typedef struct gf_out_target {
   const gf_workflow *wf;
-  const gf_file *file;   /* wf->files[i]: name, field, planes, plane_bytes, format */
+  const gf_file *file;   /* wf->files[i]: name, field, planes, format */
   const char *dir;       /* the output folder */
   const char *temp_path; /* DIR/.NAME.partial-PID, where it lies until finished */
+  gf_out_block block;    /* this process's part of each plane */
   gf_diag *diag;         /* for messages, from any thread */
 } gf_out_target;
-
-/* A block of a plane, in cells of the field's whole (global) shape: cells
- * start[d] .. start[d] + count[d] - 1 along each of the field's dimensions.
- * Its data come in C order over `count`. A single process writes whole
- * planes (start 0, count the shape); under MPI each rank writes its block. */
-typedef struct gf_out_box {
-  int64_t start[GF_MAX_DIMS];
-  int64_t count[GF_MAX_DIMS];
-} gf_out_box;
 
 /* What the file holds at the end, for finish and the sidecar. */
 typedef struct gf_out_end {
@@ -55,10 +61,10 @@ typedef struct gf_out_format {
   /* Creates the temporary file t->temp_path (`t` outlives the state);
    * GF_CANTCREATE, reported, with *state untouched and nothing left open. */
   gf_status (*open)(const gf_out_target *t, void **state);
-  /* On the writer thread, one call at a time: `data` holds `box` of plane
-   * `plane`, the output of step `step`. GF_IOERR, reported. */
-  gf_status (*write)(void *state, int64_t plane, int64_t step, const void *data,
-                     const gf_out_box *box);
+  /* On the writer thread, one call at a time: `data` (an array of
+   * t->block.local cells) holds this process's part of plane `plane`, the
+   * output of step `step`. GF_IOERR, reported. */
+  gf_status (*write)(void *state, int64_t plane, int64_t step, const void *data);
   /* After the last write: the file at its full size with its metadata,
    * durable and closed, still under its temporary name. GF_IOERR, reported. */
   gf_status (*finish)(void *state, const gf_out_end *end);
@@ -78,8 +84,12 @@ extern const int gf_out_format_count;
 /* Shared by the formats (output.c). */
 const char *gf_out_error_text(int err); /* strerror, and what EFBIG means here */
 int gf_out_write_all(int fd, const void *data, size_t bytes, int64_t offset); /* pwrite, whole */
-/* The box that covers the field's whole shape. */
-gf_out_box gf_out_whole_plane(const gf_field *field);
+/* One process's block: the whole plane of `field`. */
+gf_out_block gf_out_whole_block(const gf_field *field);
+/* 1 when `b` is the whole plane, in one piece (one process's). */
+int gf_out_block_is_whole(const gf_out_block *b);
+/* Bytes of one plane in the file: the global cells. */
+int64_t gf_out_plane_bytes(const gf_out_block *b, gf_dtype dtype);
 /* The workflow's parameter `dt` in *dt: 1 when there is one, else 0. */
 int gf_out_dt(const gf_workflow *wf, double *dt);
 /* The planes that hold data as [first, last] ranges: `[[2, 637]]`. */

@@ -163,9 +163,9 @@ static gf_status h5_open(const gf_out_target *t, void **state) {
   }
   hsize_t chunk[GF_MAX_DIMS + 1];
   h->dims[0] = chunk[0] = (hsize_t)t->file->planes;
-  for (int d = 0; d < h->field->ndim; d++) h->dims[d + 1] = chunk[d + 1] = h->field->shape[d];
+  for (int d = 0; d < h->field->ndim; d++) h->dims[d + 1] = chunk[d + 1] = t->block.global[d];
   chunk[0] = 1;
-  uint64_t bytes = t->file->plane_bytes;
+  uint64_t bytes = (uint64_t)gf_out_plane_bytes(&t->block, h->field->dtype);
   for (int d = 1; d < h->rank && bytes > MAX_CHUNK_BYTES;) {
     if (chunk[d] == 1) {
       d++;
@@ -174,7 +174,9 @@ static gf_status h5_open(const gf_out_target *t, void **state) {
     bytes = bytes / chunk[d] * ((chunk[d] + 1) / 2);
     chunk[d] = (chunk[d] + 1) / 2;
   }
-  h->direct = bytes == t->file->plane_bytes;
+  /* one process's whole plane is one chunk, written as it is */
+  h->direct = bytes == (uint64_t)gf_out_plane_bytes(&t->block, h->field->dtype) &&
+              gf_out_block_is_whole(&t->block);
 
   char why[256];
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), dcpl = H5Pcreate(H5P_DATASET_CREATE),
@@ -202,11 +204,11 @@ static gf_status h5_open(const gf_out_target *t, void **state) {
   return st;
 }
 
-static gf_status h5_write(void *state, int64_t plane, int64_t step, const void *data,
-                          const gf_out_box *box) {
+static gf_status h5_write(void *state, int64_t plane, int64_t step, const void *data) {
   quiet();
   h5_file *h = state;
   const gf_out_target *t = h->t;
+  const gf_out_block *b = &t->block;
   int64_t **page = &h->steps[plane / STEP_PAGE];
   if (!*page) {
     if (!(*page = gf_malloc(STEP_PAGE * sizeof **page)))
@@ -215,20 +217,25 @@ static gf_status h5_write(void *state, int64_t plane, int64_t step, const void *
   }
   (*page)[plane % STEP_PAGE] = step;
 
-  hsize_t start[GF_MAX_DIMS + 1] = {(hsize_t)plane}, count[GF_MAX_DIMS + 1] = {1};
-  int whole = 1;
-  for (int d = 0; d < h->field->ndim; d++) {
-    start[d + 1] = (hsize_t)box->start[d];
-    count[d + 1] = (hsize_t)box->count[d];
-    whole &= box->start[d] == 0 && box->count[d] == h->field->shape[d];
-  }
   herr_t st;
-  if (whole && h->direct) {
-    st = H5Dwrite_chunk(h->data, H5P_DEFAULT, 0, start, t->file->plane_bytes, data);
-  } else {
-    hid_t file_space = H5Dget_space(h->data), mem_space = H5Screate_simple(h->rank, count, NULL);
+  if (h->direct) {
+    hsize_t offset[GF_MAX_DIMS + 1] = {(hsize_t)plane};
+    st = H5Dwrite_chunk(h->data, H5P_DEFAULT, 0, offset,
+                        (size_t)gf_out_plane_bytes(b, h->field->dtype), data);
+  } else { /* the part [lo, hi) of the local array, to its place in the plane */
+    hsize_t local[GF_MAX_DIMS], lo[GF_MAX_DIMS],
+        count[GF_MAX_DIMS + 1] = {1}, start[GF_MAX_DIMS + 1] = {(hsize_t)plane};
+    for (int d = 0; d < h->field->ndim; d++) {
+      local[d] = (hsize_t)b->local[d];
+      lo[d] = (hsize_t)b->lo[d];
+      count[d + 1] = (hsize_t)(b->hi[d] - b->lo[d]);
+      start[d + 1] = (hsize_t)(b->origin[d] + b->lo[d]);
+    }
+    hid_t file_space = H5Dget_space(h->data),
+          mem_space = H5Screate_simple(h->field->ndim, local, NULL);
     st = file_space >= 0 && mem_space >= 0 &&
-                 H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL) >= 0
+                 H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+                 H5Sselect_hyperslab(mem_space, H5S_SELECT_SET, lo, NULL, count + 1, NULL) >= 0
              ? H5Dwrite(h->data, h->type, mem_space, file_space, H5P_DEFAULT, data)
              : -1;
     if (file_space >= 0) H5Sclose(file_space);
@@ -408,7 +415,7 @@ static char *h5_sidecar(void *state, const gf_out_end *end) {
   double spacing[GF_MAX_DIMS];
   for (int d = 0; d < md; d++) {
     int from = d - (md - nd); /* a 1-D field's axis is the mesh's last */
-    shape[d] = from < 0 ? 1 : field->shape[from];
+    shape[d] = from < 0 ? 1 : h->t->block.global[from];
     spacing[d] = from < 0 ? 1.0 : wf->spacing[from];
   }
   char dims[96] = "", origin[64] = "", steps[160] = "", data_dims[128] = "";
@@ -420,7 +427,7 @@ static char *h5_sidecar(void *state, const gf_out_end *end) {
   snprintf(data_dims, sizeof data_dims, "%" PRId64, h->t->file->planes);
   for (int d = 0; d < nd; d++)
     snprintf(data_dims + strlen(data_dims), sizeof data_dims - strlen(data_dims), " %" PRId64,
-             field->shape[d]);
+             h->t->block.global[d]);
   int precision = field->dtype == GF_F64 ? 8 : 4;
 
   gf_text b = {0};
@@ -455,7 +462,7 @@ static char *h5_sidecar(void *state, const gf_out_end *end) {
     for (int d = 0; d < nd; d++) gf_text_puts(&b, " 0");
     for (int d = 0; d <= nd; d++) gf_text_puts(&b, " 1"); /* stride */
     gf_text_puts(&b, " 1");                               /* count */
-    for (int d = 0; d < nd; d++) gf_text_printf(&b, " %" PRId64, field->shape[d]);
+    for (int d = 0; d < nd; d++) gf_text_printf(&b, " %" PRId64, h->t->block.global[d]);
     gf_text_printf(&b,
                    "</DataItem>\n"
                    "            <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"%d\" "

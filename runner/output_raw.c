@@ -35,31 +35,33 @@ static gf_status raw_open(const gf_out_target *t, void **state) {
   return GF_OK;
 }
 
-/* A whole plane is one write; a block, one write per run along its last
- * dimension. */
-static gf_status raw_write(void *state, int64_t plane, int64_t step, const void *data,
-                           const gf_out_box *box) {
+/* This process's part of a plane: one write when it is the whole plane,
+ * else one per run along the field's last dimension. */
+static gf_status raw_write(void *state, int64_t plane, int64_t step, const void *data) {
   (void)step;
   raw_file *r = state;
+  const gf_out_block *b = &r->t->block;
   const gf_field *field = &r->t->wf->fields[r->t->file->field];
-  int64_t elem = field->dtype == GF_F64 ? 8 : 4, base = plane * (int64_t)r->t->file->plane_bytes;
-  int nd = field->ndim, whole = 1;
-  int64_t stride[GF_MAX_DIMS], rows = 1;
+  int64_t elem = field->dtype == GF_F64 ? 8 : 4, plane_bytes = gf_out_plane_bytes(b, field->dtype);
+  int nd = field->ndim, whole = gf_out_block_is_whole(b);
+  int64_t gstride[GF_MAX_DIMS], lstride[GF_MAX_DIMS], rows = 1;
   for (int d = nd - 1; d >= 0; d--) {
-    stride[d] = d == nd - 1 ? 1 : stride[d + 1] * field->shape[d + 1];
-    whole &= box->start[d] == 0 && box->count[d] == field->shape[d];
-    if (d < nd - 1) rows *= box->count[d];
+    gstride[d] = d == nd - 1 ? 1 : gstride[d + 1] * b->global[d + 1];
+    lstride[d] = d == nd - 1 ? 1 : lstride[d + 1] * b->local[d + 1];
+    if (d < nd - 1) rows *= b->hi[d] - b->lo[d];
   }
-  size_t row_bytes = whole ? r->t->file->plane_bytes : (size_t)(box->count[nd - 1] * elem);
-  if (whole) rows = 1;
-  const char *p = data;
-  for (int64_t row = 0; row < rows; row++, p += row_bytes) {
-    int64_t cell = whole ? 0 : box->start[nd - 1], rest = row; /* the run's first cell */
-    for (int d = nd - 2; d >= 0 && !whole; d--) {
-      cell += (box->start[d] + rest % box->count[d]) * stride[d];
-      rest /= box->count[d];
+  size_t run = whole ? (size_t)plane_bytes : (size_t)((b->hi[nd - 1] - b->lo[nd - 1]) * elem);
+  for (int64_t row = 0; row < (whole ? 1 : rows); row++) {
+    /* the run's first cell, in the local array and in the plane */
+    int64_t local = whole ? 0 : b->lo[nd - 1], global = whole ? 0 : b->origin[nd - 1] + local;
+    for (int64_t d = nd - 2, rest = row; d >= 0 && !whole; d--) {
+      int64_t i = b->lo[d] + rest % (b->hi[d] - b->lo[d]);
+      rest /= b->hi[d] - b->lo[d];
+      local += i * lstride[d];
+      global += (b->origin[d] + i) * gstride[d];
     }
-    if (gf_out_write_all(r->fd, p, row_bytes, base + cell * elem) != 0)
+    if (gf_out_write_all(r->fd, (const char *)data + local * elem, run,
+                         plane * plane_bytes + global * elem) != 0)
       return gf_diag_error(r->t->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s",
                            plane, r->t->dir, r->t->file->name, gf_out_error_text(errno));
   }
@@ -72,7 +74,8 @@ static gf_status raw_finish(void *state, const gf_out_end *end) {
   raw_file *r = state;
   const gf_out_target *t = r->t;
   gf_status st = GF_OK;
-  off_t size = (off_t)(t->file->plane_bytes * (size_t)t->file->planes);
+  const gf_field *field = &t->wf->fields[t->file->field];
+  off_t size = (off_t)(gf_out_plane_bytes(&t->block, field->dtype) * t->file->planes);
   if (ftruncate(r->fd, size) != 0)
     st = gf_diag_error(t->diag, GF_IOERR, "cannot size %s/%s to %lld bytes: %s", t->dir,
                        t->file->name, (long long)size, gf_out_error_text(errno));
@@ -98,7 +101,7 @@ static char *raw_sidecar(void *state, const gf_out_end *end) {
   gf_text_json(&b, file->name);
   gf_text_printf(&b, ",\n  \"dtype\": \"%s\",\n  \"order\": \"C\",\n  \"shape\": [%" PRId64,
                  field->dtype == GF_F64 ? "float64" : "float32", file->planes);
-  for (int d = 0; d < field->ndim; d++) gf_text_printf(&b, ", %" PRId64, field->shape[d]);
+  for (int d = 0; d < field->ndim; d++) gf_text_printf(&b, ", %" PRId64, r->t->block.global[d]);
   gf_text_printf(&b, "],\n  \"field\": ");
   gf_text_json(&b, field->name);
   gf_text_printf(&b, ",\n  \"task\": ");

@@ -1,7 +1,8 @@
 /* test_output.c - the output formats through their table (output_format.h):
- * every format writes a plane whole and another one as blocks (as MPI ranks
- * will), and the file read back (raw with pread, hdf5 with the HDF5 library)
- * holds exactly the values written, zeros where no plane was, and what its
+ * each writes whole planes as one process does, and ranks' blocks (a local
+ * array with ghost cells, the part a rank owns, where it lies) as MPI ranks
+ * will; the file read back (raw with pread, hdf5 with the HDF5 library)
+ * holds exactly the values written, zeros where nothing was, and what its
  * metadata says. */
 #include <fcntl.h>
 #include <hdf5.h>
@@ -37,81 +38,137 @@ static double value(int64_t p, int64_t i, int64_t j, int64_t k) {
   return (double)(p * 1000 + i * 100 + j * 10 + k) + 0.125;
 }
 
-/* Cells of `box` of plane p, in C order over the box. */
-static double *block(int64_t p, const gf_out_box *box) {
-  double *v = malloc((size_t)(box->count[0] * box->count[1] * box->count[2]) * sizeof *v), *q = v;
-  for (int64_t i = 0; i < box->count[0]; i++)
-    for (int64_t j = 0; j < box->count[1]; j++)
-      for (int64_t k = 0; k < box->count[2]; k++)
-        *q++ = value(p, box->start[0] + i, box->start[1] + j, box->start[2] + k);
+/* Two ranks' blocks of the 4 x 5 x 6 plane, as decompose.c would make them:
+ * ranks own i in [0, 2) and [2, 4); each local array has a ghost layer on
+ * the shared side along axis 0 and on both sides along axis 2, which it
+ * does not write. */
+static const gf_out_block rank_blocks[2] = {
+    {{4, 5, 6}, {3, 5, 8}, {0, 0, 1}, {2, 5, 7}, {0, 0, -1}},
+    {{4, 5, 6}, {3, 5, 8}, {1, 0, 1}, {3, 5, 7}, {1, 0, -1}},
+};
+
+/* A local array of plane p: value() in the cells of [lo, hi), -1 in the
+ * ghost cells, which must never reach a file. */
+static double *local_array(int64_t p, const gf_out_block *b) {
+  double *v = malloc((size_t)(b->local[0] * b->local[1] * b->local[2]) * sizeof *v), *q = v;
+  for (int64_t i = 0; i < b->local[0]; i++)
+    for (int64_t j = 0; j < b->local[1]; j++)
+      for (int64_t k = 0; k < b->local[2]; k++) {
+        int inside = i >= b->lo[0] && i < b->hi[0] && j >= b->lo[1] && j < b->hi[1] &&
+                     k >= b->lo[2] && k < b->hi[2];
+        *q++ = inside ? value(p, b->origin[0] + i, b->origin[1] + j, b->origin[2] + k) : -1;
+      }
   return v;
 }
 
-/* Writes plane 1 whole (as step 0), plane 2 as four blocks (step 1) and
- * plane 3 nowhere; finishes as a run interrupted after 2 steps. Returns the
- * sidecar's text. */
-static char *write_file(const gf_out_format *format, const gf_workflow *wf, const char *path) {
-  gf_diag diag;
-  gf_diag_init(&diag, NULL, NULL);
-  diag.out = quiet();
-  gf_out_target t = {wf, &wf->files[0], "/tmp", path, &diag};
+static gf_diag quiet_diag;
+static char yaml[] = "gflow: 1\n";
+static const gf_run_info interrupted = {.backend = "cpu",
+                                        .device = "test",
+                                        .resolved_yaml = yaml,
+                                        .end = GF_END_INTERRUPTED,
+                                        .steps_run = 2,
+                                        .stopped_by = "SIGINT"};
+static const uint8_t planes_1_and_2 = 0x6;
+static const gf_out_end end_of_run = {&interrupted, &planes_1_and_2, 2};
+
+/* Opens `path` for `block`; NULL on failure. */
+static void *open_file(const gf_out_format *format, gf_out_target *t, const gf_workflow *wf,
+                       const char *path, const gf_out_block *block) {
+  gf_diag_init(&quiet_diag, NULL, NULL);
+  quiet_diag.out = quiet();
+  *t = (gf_out_target){wf, &wf->files[0], "/tmp", path, *block, &quiet_diag};
   void *state = NULL;
-  CHECK_INT(format->open(&t, &state), GF_OK);
-  if (!state) return NULL;
-  gf_out_box whole = gf_out_whole_plane(&wf->fields[0]);
-  double *data = block(1, &whole);
-  CHECK_INT(format->write(state, 1, 0, data, &whole), GF_OK);
-  free(data);
-  /* four blocks: i in [0, 3) and [3, 4), j in [0, 2) and [2, 5) */
-  for (int b = 0; b < 4; b++) {
-    gf_out_box box = {{b & 1 ? 3 : 0, b & 2 ? 2 : 0, 0}, {b & 1 ? 1 : 3, b & 2 ? 3 : 2, 6}};
-    data = block(2, &box);
-    CHECK_INT(format->write(state, 2, 1, data, &box), GF_OK);
+  CHECK_INT(format->open(t, &state), GF_OK);
+  return state;
+}
+
+/* Plane 1 (the output of step 0) and plane 2 (step 1) of the block. */
+static void write_planes(const gf_out_format *format, void *state, const gf_out_block *block) {
+  for (int64_t p = 1; p <= 2; p++) {
+    double *data = local_array(p, block);
+    CHECK_INT(format->write(state, p, p - 1, data), GF_OK);
     free(data);
   }
-  uint8_t written = 0x6; /* planes 1 and 2 */
-  char yaml[] = "gflow: 1\n";
-  gf_run_info info = {.backend = "cpu",
-                      .device = "test",
-                      .resolved_yaml = yaml,
-                      .end = GF_END_INTERRUPTED,
-                      .steps_run = 2,
-                      .stopped_by = "SIGINT"};
-  gf_out_end end = {&info, &written, 2};
-  CHECK_INT(format->finish(state, &end), GF_OK);
-  char *sidecar = format->sidecar(state, &end);
+}
+
+/* Finishes as a run interrupted after 2 steps; returns the sidecar's text. */
+static char *finish_file(const gf_out_format *format, void *state) {
+  CHECK_INT(format->finish(state, &end_of_run), GF_OK);
+  char *sidecar = format->sidecar(state, &end_of_run);
   format->close(state);
   return sidecar;
 }
 
-/* Plane p of the file as `read` gives it matches value(), or zeros. */
-static void check_plane(const double *plane, int64_t p, int zeros) {
+/* One process: the whole plane. */
+static char *write_whole(const gf_out_format *format, const gf_workflow *wf, const char *path) {
+  gf_out_target t;
+  gf_out_block whole = gf_out_whole_block(&wf->fields[0]);
+  void *state = open_file(format, &t, wf, path, &whole);
+  if (!state) return NULL;
+  write_planes(format, state, &whole);
+  return finish_file(format, state);
+}
+
+/* Plane p of the file matches value(), in the cells `only` (NULL: all)
+ * says, zeros elsewhere. */
+static void check_plane(const double *plane, int64_t p, int zeros, const gf_out_block *only) {
   int bad = 0;
-  for (int64_t c = 0; c < 120; c++)
-    bad += plane[c] != (zeros ? 0.0 : value(p, c / 30, c / 6 % 5, c % 6));
+  for (int64_t c = 0; c < 120; c++) {
+    int64_t i = c / 30, j = c / 6 % 5, k = c % 6;
+    int inside = !only || (i >= only->origin[0] + only->lo[0] && i < only->origin[0] + only->hi[0]);
+    bad += plane[c] != (zeros || !inside ? 0.0 : value(p, i, j, k));
+  }
   CHECK_INT(bad, 0);
+}
+
+static void read_raw(const char *path, double planes[4][120]) {
+  int fd = open(path, O_RDONLY);
+  CHECK_INT(pread(fd, planes, 4 * 120 * sizeof(double), 0), (ssize_t)(4 * 120 * sizeof(double)));
+  CHECK_INT(lseek(fd, 0, SEEK_END), (off_t)(4 * 120 * sizeof(double))); /* its full size */
+  close(fd);
 }
 
 static void test_raw(void) {
   gf_workflow *wf = load("raw");
   if (!wf) return;
   char path[] = "/tmp/gflow-test-output-XXXXXX";
-  int fd = mkstemp(path);
-  close(fd);
-  char *json = write_file(&gf_out_raw, wf, path);
-  fd = open(path, O_RDONLY);
+  close(mkstemp(path));
+  char *json = write_whole(&gf_out_raw, wf, path);
   double planes[4][120];
-  CHECK_INT(pread(fd, planes, sizeof planes, 0), (ssize_t)sizeof planes);
-  CHECK_INT(lseek(fd, 0, SEEK_END), (off_t)sizeof planes); /* its full size */
-  close(fd);
-  check_plane(planes[0], 0, 1);
-  check_plane(planes[1], 1, 0);
-  check_plane(planes[2], 2, 0);
-  check_plane(planes[3], 3, 1);
+  read_raw(path, planes);
+  check_plane(planes[0], 0, 1, NULL);
+  check_plane(planes[1], 1, 0, NULL);
+  check_plane(planes[2], 2, 0, NULL);
+  check_plane(planes[3], 3, 1, NULL);
   CHECK(json && strstr(json, "\"valid_planes\": [[1, 2]]"));
   CHECK(json && strstr(json, "\"complete\": false"));
   CHECK(json && strstr(json, "\"shape\": [4, 4, 5, 6]"));
   free(json);
+  unlink(path);
+  gf_workflow_free(wf);
+}
+
+/* Two ranks write their blocks into one raw file: the same file as one
+ * process writes. */
+static void test_raw_blocks(void) {
+  gf_workflow *wf = load("raw");
+  if (!wf) return;
+  char path[] = "/tmp/gflow-test-output-XXXXXX";
+  close(mkstemp(path));
+  gf_out_target t[2];
+  void *state[2];
+  for (int r = 0; r < 2; r++) state[r] = open_file(&gf_out_raw, &t[r], wf, path, &rank_blocks[r]);
+  for (int r = 0; r < 2; r++)
+    if (state[r]) write_planes(&gf_out_raw, state[r], &rank_blocks[r]);
+  for (int r = 0; r < 2; r++)
+    if (state[r]) free(finish_file(&gf_out_raw, state[r]));
+  double planes[4][120];
+  read_raw(path, planes);
+  check_plane(planes[0], 0, 1, NULL);
+  check_plane(planes[1], 1, 0, NULL);
+  check_plane(planes[2], 2, 0, NULL);
+  check_plane(planes[3], 3, 1, NULL);
   unlink(path);
   gf_workflow_free(wf);
 }
@@ -130,16 +187,16 @@ static void test_hdf5(void) {
   char path[] = "/tmp/gflow-test-output-XXXXXX";
   int fd = mkstemp(path);
   close(fd);
-  char *xdmf = write_file(&gf_out_hdf5, wf, path);
+  char *xdmf = write_whole(&gf_out_hdf5, wf, path);
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   hid_t data = H5Dopen2(file, "U", H5P_DEFAULT);
   CHECK(data >= 0);
   double planes[4][120];
   CHECK(H5Dread(data, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, planes) >= 0);
-  check_plane(planes[0], 0, 1);
-  check_plane(planes[1], 1, 0);
-  check_plane(planes[2], 2, 0);
-  check_plane(planes[3], 3, 1);
+  check_plane(planes[0], 0, 1, NULL);
+  check_plane(planes[1], 1, 0, NULL);
+  check_plane(planes[2], 2, 0, NULL);
+  check_plane(planes[3], 3, 1, NULL);
   /* dimension 0: step then time; time = step * dt, NaN where no plane */
   CHECK_INT(H5DSget_num_scales(data, 0), 2);
   int64_t steps[4];
@@ -188,8 +245,35 @@ static void test_hdf5(void) {
   gf_workflow_free(wf);
 }
 
+/* One rank's block of an HDF5 file (through a hyperslab): its cells and
+ * nothing else, ghost cells left out. */
+static void test_hdf5_block(void) {
+  gf_workflow *wf = load("hdf5");
+  if (!wf) return;
+  char path[] = "/tmp/gflow-test-output-XXXXXX";
+  close(mkstemp(path));
+  gf_out_target t;
+  void *state = open_file(&gf_out_hdf5, &t, wf, path, &rank_blocks[1]);
+  if (state) write_planes(&gf_out_hdf5, state, &rank_blocks[1]);
+  if (state) free(finish_file(&gf_out_hdf5, state));
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t data = H5Dopen2(file, "U", H5P_DEFAULT);
+  double planes[4][120];
+  CHECK(H5Dread(data, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, planes) >= 0);
+  check_plane(planes[0], 0, 1, NULL);
+  check_plane(planes[1], 1, 0, &rank_blocks[1]);
+  check_plane(planes[2], 2, 0, &rank_blocks[1]);
+  check_plane(planes[3], 3, 1, NULL);
+  H5Dclose(data);
+  H5Fclose(file);
+  unlink(path);
+  gf_workflow_free(wf);
+}
+
 int main(void) {
   RUN(test_raw);
+  RUN(test_raw_blocks);
   RUN(test_hdf5);
+  RUN(test_hdf5_block);
   return check_summary();
 }

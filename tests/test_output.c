@@ -122,6 +122,11 @@ static void check_plane(const double *plane, int64_t p, int zeros, const gf_out_
   CHECK_INT(bad, 0);
 }
 
+/* The four planes of a file: 1 and 2 as written (in `only`), 0 and 3 zeros. */
+static void check_planes(double planes[4][120], const gf_out_block *only) {
+  for (int64_t p = 0; p < 4; p++) check_plane(planes[p], p, p == 0 || p == 3, only);
+}
+
 static void read_raw(const char *path, double planes[4][120]) {
   int fd = open(path, O_RDONLY);
   CHECK_INT(pread(fd, planes, 4 * 120 * sizeof(double), 0), (ssize_t)(4 * 120 * sizeof(double)));
@@ -137,10 +142,7 @@ static void test_raw(void) {
   char *json = write_whole(&gf_out_raw, wf, path);
   double planes[4][120];
   read_raw(path, planes);
-  check_plane(planes[0], 0, 1, NULL);
-  check_plane(planes[1], 1, 0, NULL);
-  check_plane(planes[2], 2, 0, NULL);
-  check_plane(planes[3], 3, 1, NULL);
+  check_planes(planes, NULL);
   CHECK(json && strstr(json, "\"valid_planes\": [[1, 2]]"));
   CHECK(json && strstr(json, "\"complete\": false"));
   CHECK(json && strstr(json, "\"shape\": [4, 4, 5, 6]"));
@@ -165,10 +167,7 @@ static void test_raw_blocks(void) {
     if (state[r]) free(finish_file(&gf_out_raw, state[r]));
   double planes[4][120];
   read_raw(path, planes);
-  check_plane(planes[0], 0, 1, NULL);
-  check_plane(planes[1], 1, 0, NULL);
-  check_plane(planes[2], 2, 0, NULL);
-  check_plane(planes[3], 3, 1, NULL);
+  check_planes(planes, NULL);
   unlink(path);
   gf_workflow_free(wf);
 }
@@ -193,10 +192,7 @@ static void test_hdf5(void) {
   CHECK(data >= 0);
   double planes[4][120];
   CHECK(H5Dread(data, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, planes) >= 0);
-  check_plane(planes[0], 0, 1, NULL);
-  check_plane(planes[1], 1, 0, NULL);
-  check_plane(planes[2], 2, 0, NULL);
-  check_plane(planes[3], 3, 1, NULL);
+  check_planes(planes, NULL);
   /* dimension 0: step then time; time = step * dt, NaN where no plane */
   CHECK_INT(H5DSget_num_scales(data, 0), 2);
   int64_t steps[4];
@@ -260,10 +256,7 @@ static void test_hdf5_block(void) {
   hid_t data = H5Dopen2(file, "U", H5P_DEFAULT);
   double planes[4][120];
   CHECK(H5Dread(data, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, planes) >= 0);
-  check_plane(planes[0], 0, 1, NULL);
-  check_plane(planes[1], 1, 0, &rank_blocks[1]);
-  check_plane(planes[2], 2, 0, &rank_blocks[1]);
-  check_plane(planes[3], 3, 1, NULL);
+  check_planes(planes, &rank_blocks[1]);
   H5Dclose(data);
   H5Fclose(file);
   unlink(path);

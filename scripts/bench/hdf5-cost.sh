@@ -29,7 +29,8 @@ work=$(mktemp -d "$out/gflow-bench-hdf5.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 json() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
-now_ms() { echo "$(date +%s%N) / 1000000" | bc -l; }
+calc() { awk "BEGIN {printf \"%.6f\", $1}"; } # arithmetic without bc (the GPU machine may lack it)
+now_ms() { calc "$(date +%s%N) / 1000000"; }
 # the writer's plane writes in a trace, in ms
 writer_ms() { sed -n 's/.*"cat": "file write".*"dur": \([0-9.]*\),.*/\1/p' "$1" | awk '{s += $1} END {printf "%.3f", s / 1000}'; }
 best() { sort -g | head -1; }
@@ -66,8 +67,8 @@ for w in ${WORKLOADS:-seed big}; do
       t0=$(now_ms)
       "$gflow" run workflows/wave2d.yaml --backend "$backend" --quiet "${extra[@]}" "${fmt[@]}" \
         --out "$work/u"
-      wall[$f]+="$(echo "$(now_ms) - $t0" | bc -l) "
-      loop[$f]+="$(echo "$(json "$work/u/timings.json" total_s) * 1000" | bc -l) "
+      wall[$f]+="$(calc "$(now_ms) - $t0") "
+      loop[$f]+="$(calc "$(json "$work/u/timings.json" total_s) * 1000") "
       size[$f]=$(du -m "$work/u"/array_out.* | awk '$2 !~ /json|xdmf/ {print $1}')
       rm -rf "$work/u"
     done
@@ -79,9 +80,9 @@ for w in ${WORKLOADS:-seed big}; do
   done
   for f in raw hdf5; do
     printf '%-16s %-6s %10.2f %8.3f %10.2f %8.3f %10.2f %8.3f %10s\n' "${label[$w]}" "$f" \
-      "${writer[$f]}" "$(echo "${writer[$f]} / ${writer[raw]}" | bc -l)" \
-      "${loop[$f]}" "$(echo "${loop[$f]} / ${loop[raw]}" | bc -l)" \
-      "${wall[$f]}" "$(echo "${wall[$f]} / ${wall[raw]}" | bc -l)" "${size[$f]}"
+      "${writer[$f]}" "$(calc "${writer[$f]} / ${writer[raw]}")" \
+      "${loop[$f]}" "$(calc "${loop[$f]} / ${loop[raw]}")" \
+      "${wall[$f]}" "$(calc "${wall[$f]} / ${wall[raw]}")" "${size[$f]}"
   done
   unset writer loop wall size
 done

@@ -87,6 +87,7 @@ gf_status gf_eval_field_init(gf_eval *eval, int f, void *host) {
       int64_t index[GF_MAX_DIMS] = {0};
       gf_field_cell(field, i, index);
       for (int d = 0; d < field->ndim; d++) {
+        if (field->decomposed) index[d] += wf->decomp.origin[d]; /* the grid's cell */
         vars[GF_VAR_I0 + d] = (double)index[d];
         vars[GF_VAR_X0 + d] = (double)index[d] * wf->spacing[d];
       }

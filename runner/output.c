@@ -25,10 +25,10 @@ const gf_out_format *const gf_out_formats[] = {&gf_out_raw, &gf_out_hdf5};
 const int gf_out_format_count = (int)(sizeof gf_out_formats / sizeof gf_out_formats[0]);
 
 typedef struct out_file {
-  int task;        /* the task that writes it */
-  char *name;      /* final name inside the folder */
-  char *temp_name; /* where it is written until complete */
-  size_t plane_bytes;
+  int task;           /* the task that writes it */
+  char *name;         /* final name inside the folder */
+  char *temp_name;    /* where it is written until complete */
+  size_t plane_bytes; /* of the whole plane, in the file */
   int64_t planes;
   uint8_t *written; /* a bit per plane */
   int64_t nwritten;
@@ -56,6 +56,8 @@ typedef struct job {
 
 struct gf_writer {
   gf_backend *backend;
+  gf_comm *comm; /* rank 0 locks, checks, names and renames; every rank writes its block */
+  int lead;      /* 1 on rank 0 (and without MPI) */
   const gf_workflow *wf;
   gf_diag *diag; /* the run's; the writer thread reports here too (a diag locks each message) */
   char *dir;
@@ -113,14 +115,14 @@ static char *temp_path(const char *dir, const char *name) {
   return gf_asprintf("%s/.%s.partial-%ld", dir, name, (long)getpid());
 }
 
-gf_out_block gf_out_whole_block(const gf_field *field) {
-  gf_out_block b = {0};
+gf_comm_block gf_out_whole_block(const gf_field *field) {
+  gf_comm_block b = {.ndim = field->ndim, .dtype = field->dtype};
   for (int d = 0; d < GF_MAX_DIMS; d++)
     b.global[d] = b.local[d] = b.hi[d] = d < field->ndim ? field->shape[d] : 1;
   return b;
 }
 
-int gf_out_block_is_whole(const gf_out_block *b) {
+int gf_out_block_is_whole(const gf_comm_block *b) {
   int whole = 1;
   for (int d = 0; d < GF_MAX_DIMS; d++)
     whole &= b->lo[d] == 0 && b->hi[d] == b->local[d] && b->local[d] == b->global[d] &&
@@ -128,7 +130,7 @@ int gf_out_block_is_whole(const gf_out_block *b) {
   return whole;
 }
 
-int64_t gf_out_plane_bytes(const gf_out_block *b, gf_dtype dtype) {
+int64_t gf_out_plane_bytes(const gf_comm_block *b, gf_dtype dtype) {
   int64_t bytes = dtype == GF_F64 ? 8 : 4;
   for (int d = 0; d < GF_MAX_DIMS; d++) bytes *= b->global[d];
   return bytes;
@@ -359,12 +361,29 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
+/* Where this process's block lies in each plane of a file of `field`: the
+ * whole plane, or a rank's block of the grid (decompose.c). */
+static gf_comm_block block_of(const gf_workflow *wf, const gf_field *field) {
+  if (!field->decomposed) return gf_out_whole_block(field);
+  gf_comm_block b = {.ndim = field->ndim, .dtype = field->dtype};
+  for (int d = 0; d < GF_MAX_DIMS; d++) {
+    b.global[d] = d < wf->ndim ? wf->shape[d] : 1;
+    b.local[d] = field->shape[d];
+    b.lo[d] = wf->decomp.write_lo[d];
+    b.hi[d] = wf->decomp.write_hi[d];
+    b.origin[d] = wf->decomp.origin[d];
+  }
+  return b;
+}
+
 gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
-                           int force, gf_diag *diag, gf_writer **out) {
+                           int force, gf_comm *comm, gf_diag *diag, gf_writer **out) {
   *out = NULL;
   gf_writer *w = gf_calloc(1, sizeof *w);
   if (!w) return gf_oom(diag, "creating the output writer");
   w->backend = backend;
+  w->comm = comm;
+  w->lead = gf_comm_rank(comm) == 0;
   w->wf = wf;
   w->diag = diag;
   w->lock_fd = -1;
@@ -375,27 +394,34 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
   w->files = gf_calloc((size_t)wf->nfiles, sizeof *w->files);
   if (!w->dir || !w->files) return gf_oom(diag, "creating the output writer");
 
-  gf_status st = gf_make_dirs(out_dir, diag);
-  if (st == GF_OK) st = lock_folder(w, out_dir, diag);
-  if (st == GF_OK && !force) st = check_space(wf, out_dir, diag);
-  if (st != GF_OK) return st;
+  gf_status st = GF_OK;
+  if (w->lead) {
+    st = gf_make_dirs(out_dir, diag);
+    if (st == GF_OK) st = lock_folder(w, out_dir, diag);
+    if (st == GF_OK && !force) st = check_space(wf, out_dir, diag);
+  }
+  /* The other ranks follow rank 0: its folder, its pid in the file names. */
+  if (!gf_comm_all(comm, st == GF_OK)) return st != GF_OK ? st : GF_CANTCREATE;
+  long pid = (long)gf_comm_broadcast(comm, (int64_t)getpid());
   for (int i = 0; i < wf->nfiles; i++) {
     const gf_file *file = &wf->files[i];
     out_file *f = &w->files[w->nfiles++];
     f->task = file->task;
     f->name = gf_strdup(file->name);
-    f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, (long)getpid());
+    f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, pid);
     f->plane_bytes = file->plane_bytes;
     f->planes = file->planes;
     f->written = gf_calloc((size_t)(file->planes + 7) / 8, 1);
     f->format = gf_out_formats[file->format];
-    if (f->plane_bytes > w->slot_bytes) w->slot_bytes = f->plane_bytes;
+    /* A staging buffer holds the instance as this process has it (its block). */
+    if (wf->fields[file->field].bytes > w->slot_bytes)
+      w->slot_bytes = wf->fields[file->field].bytes;
     f->temp_path = f->temp_name ? join_path(out_dir, f->temp_name) : NULL;
     if (!f->name || !f->temp_path || !f->written) return gf_oom(diag, "opening the output files");
     f->target = (gf_out_target){
-        wf, file, w->dir, f->temp_path, gf_out_whole_block(&wf->fields[file->field]), diag};
+        wf, file, w->dir, f->temp_path, block_of(wf, &wf->fields[file->field]), comm, diag};
     if ((st = f->format->open(&f->target, &f->state)) != GF_OK) {
-      unlink(f->temp_path); /* the format may have created it before it failed */
+      if (w->lead) unlink(f->temp_path); /* the format may have created it before it failed */
       return st;
     }
     struct stat info;
@@ -486,18 +512,21 @@ void gf_out_append_ranges(gf_text *t, const gf_out_end *end, int64_t planes) {
   gf_text_printf(t, "]");
 }
 
-/* The data file before it may take its final name: the temporary file still
- * there (not removed or replaced underneath), then finished by its format. */
-static gf_status settle_file(gf_writer *w, out_file *f, const gf_out_end *end) {
+/* The data file before it may take its final name, on every rank together:
+ * rank 0 checks that the temporary file is still there (not removed or
+ * replaced underneath), the ranks agree, then its format finishes it
+ * (collective under MPI). With `ok` 0 (a failed run) nothing is finished. */
+static gf_status settle_file(gf_writer *w, out_file *f, const gf_out_end *end, int ok) {
   struct stat info;
   gf_status st = GF_OK;
-  if (stat(f->temp_path, &info) != 0 || info.st_dev != f->dev || info.st_ino != f->ino)
+  if (ok && w->lead &&
+      (stat(f->temp_path, &info) != 0 || info.st_dev != f->dev || info.st_ino != f->ino))
     st = gf_diag_error(w->diag, GF_IOERR,
                        "cannot finish %s/%s: its temporary file %s was removed during the run",
                        w->dir, f->name, f->temp_name);
-  else
-    st = f->format->finish(f->state, end);
-  return st;
+  if (!gf_comm_all(w->comm, ok && st == GF_OK))
+    return ok && st == GF_OK ? GF_IOERR : st; /* GF_IOERR: another rank failed, and said so */
+  return f->format->finish(f->state, end);
 }
 
 static gf_out_end file_end(const out_file *f, const gf_run_info *info) {
@@ -526,17 +555,24 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   w->finished = 1;
   gf_status st = gf_writer_status(w);
   if (st != GF_OK) ok = 0;
-  for (int i = 0; i < w->nfiles && ok; i++) {
+  /* Under MPI the ranks agree at each stage: every rank's part, or nothing. */
+  ok = gf_comm_all(w->comm, ok);
+  for (int i = 0; i < w->nfiles; i++) {
     gf_out_end end = file_end(&w->files[i], info);
-    if ((st = settle_file(w, &w->files[i], &end)) != GF_OK) ok = 0;
+    gf_status settled = settle_file(w, &w->files[i], &end, ok);
+    if (settled != GF_OK) {
+      ok = 0;
+      if (st == GF_OK) st = settled;
+    }
   }
-  /* Sidecars are written whole before anything is renamed. */
+  ok = gf_comm_all(w->comm, ok);
+  /* Sidecars are written whole before anything is renamed, by rank 0. */
   char **sidecar_temp = gf_calloc((size_t)w->nfiles + 1, sizeof *sidecar_temp);
   if (!sidecar_temp && ok) {
     st = gf_oom(w->diag, "finishing the output files");
     ok = 0;
   }
-  for (int i = 0; i < w->nfiles && ok; i++) {
+  for (int i = 0; i < w->nfiles && ok && w->lead; i++) {
     out_file *f = &w->files[i];
     gf_out_end end = file_end(f, info);
     char *text = f->format->sidecar(f->state, &end);
@@ -550,10 +586,13 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
     free(sidecar);
     free(text);
   }
-  /* The data is durable: what the caller writes about the run goes first. */
+  /* The data is durable: what the caller writes about the run goes first
+   * (on every rank: the report gathers their figures). */
+  ok = gf_comm_all(w->comm, ok);
   if (ok && before_rename && (st = before_rename(user)) != GF_OK) ok = 0;
+  ok = gf_comm_all(w->comm, ok);
   /* Each file, then its sidecar: a sidecar never describes a file not there. */
-  for (int i = 0; i < w->nfiles && ok; i++) {
+  for (int i = 0; i < w->nfiles && ok && w->lead; i++) {
     out_file *f = &w->files[i];
     char *from = join_path(w->dir, f->temp_name), *to = join_path(w->dir, f->name);
     char *sidecar = to ? gf_asprintf("%s%s", to, f->format->sidecar_suffix) : NULL;
@@ -568,7 +607,9 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
     free(to);
     free(sidecar);
   }
-  if (!ok) /* nothing half-written keeps a name that looks complete */
+  ok = (int)gf_comm_broadcast(w->comm, ok);
+  if (!ok && st == GF_OK) st = GF_IOERR; /* another rank failed, and said so */
+  if (!ok && w->lead)                    /* nothing half-written keeps a name that looks complete */
     for (int i = 0; i < w->nfiles; i++) {
       out_file *f = &w->files[i];
       remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
@@ -615,7 +656,7 @@ void gf_writer_destroy(gf_writer *w) {
     out_file *f = &w->files[i];
     if (f->state) {
       f->format->close(f->state);
-      if (!w->finished) remove_at(w->dir, f->temp_name, ""); /* finish took care of it */
+      if (!w->finished && w->lead) remove_at(w->dir, f->temp_name, ""); /* else finish did */
     }
     free(f->name);
     free(f->temp_name);

@@ -15,22 +15,9 @@
 
 #include <stdint.h>
 
+#include "comm.h"
 #include "output.h"
 #include "text.h"
-
-/* Where the values this process hands the writer go in each plane (the
- * field's dimensions; trailing ones 1): a staging buffer holds an array of
- * `local` cells in C order, of which the box [lo, hi) (local indices) is
- * what this process writes, to cells origin + lo .. origin + hi - 1 of a
- * plane of `global` cells. One process: local = global = the field's shape,
- * lo = 0, hi = the shape, origin 0. Under MPI (issue 10) a rank's block with
- * its ghost cells, the part it writes, and where the block lies in the grid,
- * as gf_comm_block says it. */
-typedef struct gf_out_block {
-  int64_t global[GF_MAX_DIMS], local[GF_MAX_DIMS];
-  int64_t lo[GF_MAX_DIMS], hi[GF_MAX_DIMS];
-  int64_t origin[GF_MAX_DIMS];
-} gf_out_block;
 
 /* One output file as its format sees it. */
 typedef struct gf_out_target {
@@ -38,8 +25,12 @@ typedef struct gf_out_target {
   const gf_file *file;   /* wf->files[i]: name, field, planes, format */
   const char *dir;       /* the output folder */
   const char *temp_path; /* DIR/.NAME.partial-PID, where it lies until finished */
-  gf_out_block block;    /* this process's part of each plane */
-  gf_diag *diag;         /* for messages, from any thread */
+  /* This process's part of each plane (comm.h): its staging buffers hold a
+   * local array, of which it writes the box [lo, hi) to cells origin + lo ..
+   * origin + hi - 1 of the plane. One process: the whole plane. */
+  gf_comm_block block;
+  gf_comm *comm; /* the run's processes; with several, every rank writes its block of one file */
+  gf_diag *diag; /* for messages, from any thread */
 } gf_out_target;
 
 /* What the file holds at the end, for finish and the sidecar. */
@@ -59,7 +50,8 @@ typedef struct gf_out_format {
   const char *sidecar_suffix; /* ".json": array_out.dat.json */
   double bytes_per_plane; /* on disk beyond the plane's values, sidecar included (an estimate) */
   /* Creates the temporary file t->temp_path (`t` outlives the state);
-   * GF_CANTCREATE, reported, with *state untouched and nothing left open. */
+   * GF_CANTCREATE, reported, with *state untouched and nothing left open.
+   * Under MPI every rank calls open, finish and close of a file together. */
   gf_status (*open)(const gf_out_target *t, void **state);
   /* On the writer thread, one call at a time: `data` (an array of
    * t->block.local cells) holds this process's part of plane `plane`, the
@@ -85,11 +77,11 @@ extern const int gf_out_format_count;
 const char *gf_out_error_text(int err); /* strerror, and what EFBIG means here */
 int gf_out_write_all(int fd, const void *data, size_t bytes, int64_t offset); /* pwrite, whole */
 /* One process's block: the whole plane of `field`. */
-gf_out_block gf_out_whole_block(const gf_field *field);
+gf_comm_block gf_out_whole_block(const gf_field *field);
 /* 1 when `b` is the whole plane, in one piece (one process's). */
-int gf_out_block_is_whole(const gf_out_block *b);
+int gf_out_block_is_whole(const gf_comm_block *b);
 /* Bytes of one plane in the file: the global cells. */
-int64_t gf_out_plane_bytes(const gf_out_block *b, gf_dtype dtype);
+int64_t gf_out_plane_bytes(const gf_comm_block *b, gf_dtype dtype);
 /* The workflow's parameter `dt` in *dt: 1 when there is one, else 0. */
 int gf_out_dt(const gf_workflow *wf, double *dt);
 /* The planes that hold data as [first, last] ranges: `[[2, 637]]`. */

@@ -53,6 +53,8 @@ typedef struct h5_file {
   hid_t type;      /* the values' type, native in memory and in the file */
   int64_t **steps; /* npages pages of STEP_PAGE steps, -1 where no plane was written */
   int64_t npages;
+  int ranks, lead; /* under MPI: the ranks that write the file, and whether this is rank 0 */
+  hid_t xfer;      /* how planes are written: H5P_DEFAULT, or collective MPI-IO */
 } h5_file;
 
 /* HDF5 prints its error stack unless told not to; the setting is per thread
@@ -153,6 +155,9 @@ static gf_status h5_open(const gf_out_target *t, void **state) {
   h->t = t;
   h->field = &t->wf->fields[t->file->field];
   h->file = h->data = H5I_INVALID_HID;
+  h->xfer = H5P_DEFAULT;
+  h->ranks = gf_comm_size(t->comm);
+  h->lead = gf_comm_rank(t->comm) == 0;
   h->rank = h->field->ndim + 1;
   h->type = h->field->dtype == GF_F64 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
   h->npages = (t->file->planes + STEP_PAGE - 1) / STEP_PAGE;
@@ -176,15 +181,39 @@ static gf_status h5_open(const gf_out_target *t, void **state) {
   }
   /* one process's whole plane is one chunk, written as it is */
   h->direct = bytes == (uint64_t)gf_out_plane_bytes(&t->block, h->field->dtype) &&
-              gf_out_block_is_whole(&t->block);
+              gf_out_block_is_whole(&t->block) && h->ranks == 1;
 
   char why[256];
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), dcpl = H5Pcreate(H5P_DATASET_CREATE),
         dapl = H5Pcreate(H5P_DATASET_ACCESS), space = H5Screate_simple(h->rank, h->dims, NULL);
   int ok = fapl >= 0 && dcpl >= 0 && dapl >= 0 && space >= 0 &&
-           H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0 &&
            H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110) >= 0 &&
            H5Pset_chunk(dcpl, h->rank, chunk) >= 0 && H5Pset_chunk_cache(dapl, 0, 0, 1.0) >= 0;
+  if (h->ranks == 1) {
+    ok = ok && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0;
+  } else { /* every rank writes its block of the one file, collectively */
+#ifdef H5_HAVE_PARALLEL
+    /* Parallel HDF5 allocates a dataset's chunks at its creation; filling
+     * them would write every plane once more, and a new file's unwritten
+     * planes read as zeros anyway. */
+    const MPI_Comm *mpi = gf_comm_mpi_handle(t->comm);
+    ok = ok && mpi && H5Pset_fapl_mpio(fapl, *mpi, MPI_INFO_NULL) >= 0 &&
+         H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) >= 0 &&
+         H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
+         (h->xfer = H5Pcreate(H5P_DATASET_XFER)) >= 0 &&
+         H5Pset_dxpl_mpio(h->xfer, H5FD_MPIO_COLLECTIVE) >= 0;
+#else
+    h5_close(h);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (dapl >= 0) H5Pclose(dapl);
+    if (space >= 0) H5Sclose(space);
+    return gf_diag_error(t->diag, GF_CANTCREATE,
+                         "cannot create %s: this gflow's HDF5 is serial, and %d ranks write one "
+                         "file with parallel HDF5 (apt-get install libhdf5-openmpi-dev, rebuild)",
+                         t->temp_path, h->ranks);
+#endif
+  }
   if (ok) ok = (h->file = H5Fcreate(t->temp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) >= 0;
   if (ok)
     ok = (h->data = H5Dcreate2(h->file, h->field->name, h->type, space, H5P_DEFAULT, dcpl, dapl)) >=
@@ -208,7 +237,7 @@ static gf_status h5_write(void *state, int64_t plane, int64_t step, const void *
   quiet();
   h5_file *h = state;
   const gf_out_target *t = h->t;
-  const gf_out_block *b = &t->block;
+  const gf_comm_block *b = &t->block;
   int64_t **page = &h->steps[plane / STEP_PAGE];
   if (!*page) {
     if (!(*page = gf_malloc(STEP_PAGE * sizeof **page)))
@@ -236,7 +265,7 @@ static gf_status h5_write(void *state, int64_t plane, int64_t step, const void *
     st = file_space >= 0 && mem_space >= 0 &&
                  H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
                  H5Sselect_hyperslab(mem_space, H5S_SELECT_SET, lo, NULL, count + 1, NULL) >= 0
-             ? H5Dwrite(h->data, h->type, mem_space, file_space, H5P_DEFAULT, data)
+             ? H5Dwrite(h->data, h->type, mem_space, file_space, h->xfer, data)
              : -1;
     if (file_space >= 0) H5Sclose(file_space);
     if (mem_space >= 0) H5Sclose(mem_space);
@@ -274,7 +303,9 @@ static int put_scale(h5_file *h, const char *name, int dim, hid_t type, const vo
                     : -1;
   void *buf = gf_malloc((size_t)page * 8);
   int st = scale >= 0 && buf ? 0 : -1;
-  for (hsize_t first = 0; first < n && st == 0; first += page) {
+  /* Under MPI rank 0 writes the values (independent I/O), all create the
+   * dataset and its attributes (collective). */
+  for (hsize_t first = 0; first < n && st == 0 && h->lead; first += page) {
     hsize_t count = n - first < page ? n - first : page;
     if (!values(h, dim, first, count, buf)) continue;
     hid_t mem = H5Screate_simple(1, &count, NULL), file = H5Scopy(space);
@@ -348,8 +379,9 @@ static int end_attributes(h5_file *h, const gf_out_end *end) {
   st |= put_i64(h->file, "planes_written", end->nwritten) |
         put_i64(h->file, "steps_run", info->steps_run) | put_i64(h->file, "steps", wf->steps) |
         put_string(h->file, "schedule", wf->schedule->name) |
-        put_string(h->file, "backend", info->backend) |
-        put_string(h->file, "device", info->device ? info->device : "");
+        put_string(h->file, "backend", info->backend) | put_i64(h->file, "ranks", h->ranks);
+  if (h->ranks == 1) /* under MPI each rank has its own, and attributes are collective */
+    st |= put_string(h->file, "device", info->device ? info->device : "");
   if (info->end == GF_END_INTERRUPTED)
     st |= put_i64(h->file, "interrupted_at_step", info->steps_run) |
           put_string(h->file, "interrupted_by", info->stopped_by ? info->stopped_by : "");
@@ -390,6 +422,7 @@ static gf_status h5_finish(void *state, const gf_out_end *end) {
     return gf_diag_error(t->diag, GF_IOERR, "cannot finish %s/%s: %s", t->dir, t->file->name,
                          why[0] ? why : h5_reason(why));
   /* durable before its rename, like every output */
+  if (!h->lead) return GF_OK;
   int fd = open(t->temp_path, O_RDONLY | O_CLOEXEC);
   if (fd < 0 || fsync(fd) != 0) {
     gf_status err = gf_diag_error(t->diag, GF_IOERR, "cannot write %s/%s: %s", t->dir,
@@ -483,6 +516,7 @@ static void h5_close(void *state) {
   quiet();
   if (h->data >= 0) H5Dclose(h->data);
   if (h->file >= 0) H5Fclose(h->file);
+  if (h->xfer != H5P_DEFAULT && h->xfer >= 0) H5Pclose(h->xfer);
   for (int64_t i = 0; h->steps && i < h->npages; i++) free(h->steps[i]);
   free(h->steps);
   free(h);

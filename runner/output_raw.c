@@ -1,6 +1,8 @@
 /* output_raw.c - `format: raw`, the seed's array_out.dat: the planes in C
  * order, nothing else, and a JSON sidecar (NAME.json) that says the dtype,
- * the shape, which planes hold data and how the run went. */
+ * the shape, which planes hold data and how the run went. Under MPI every
+ * rank writes its block of each plane into the one file through MPI-IO
+ * (gf_comm_file, comm.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,12 +18,23 @@
 typedef struct raw_file {
   const gf_out_target *t;
   int fd;
+  gf_comm_file *shared; /* under MPI: the one file every rank writes its block of */
 } raw_file;
 
 static gf_status raw_open(const gf_out_target *t, void **state) {
   raw_file *r = gf_calloc(1, sizeof *r);
   if (!r) return gf_oom(t->diag, "opening the output files");
   r->t = t;
+  r->fd = -1;
+  if (gf_comm_size(t->comm) > 1) { /* collective */
+    char why[256];
+    if (gf_comm_file_open(t->comm, t->temp_path, &t->block, &r->shared, why, sizeof why) != GF_OK) {
+      free(r);
+      return gf_diag_error(t->diag, GF_CANTCREATE, "cannot create %s: %s", t->temp_path, why);
+    }
+    *state = r;
+    return GF_OK;
+  }
   r->fd = open(t->temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (r->fd < 0) {
     gf_status st = gf_diag_error(t->diag, GF_CANTCREATE, "cannot create %s: %s", t->temp_path,
@@ -40,7 +53,12 @@ static gf_status raw_open(const gf_out_target *t, void **state) {
 static gf_status raw_write(void *state, int64_t plane, int64_t step, const void *data) {
   (void)step;
   raw_file *r = state;
-  const gf_out_block *b = &r->t->block;
+  char why[256];
+  if (r->shared && gf_comm_file_write(r->shared, plane, data, why, sizeof why) != GF_OK)
+    return gf_diag_error(r->t->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", plane,
+                         r->t->dir, r->t->file->name, why);
+  if (r->shared) return GF_OK;
+  const gf_comm_block *b = &r->t->block;
   const gf_field *field = &r->t->wf->fields[r->t->file->field];
   int64_t elem = field->dtype == GF_F64 ? 8 : 4, plane_bytes = gf_out_plane_bytes(b, field->dtype);
   int nd = field->ndim, whole = gf_out_block_is_whole(b);
@@ -76,6 +94,15 @@ static gf_status raw_finish(void *state, const gf_out_end *end) {
   gf_status st = GF_OK;
   const gf_field *field = &t->wf->fields[t->file->field];
   off_t size = (off_t)(gf_out_plane_bytes(&t->block, field->dtype) * t->file->planes);
+  if (r->shared) { /* collective */
+    char why[256];
+    st = gf_comm_file_close(r->shared, (int64_t)size, why, sizeof why);
+    r->shared = NULL;
+    if (st != GF_OK)
+      return gf_diag_error(t->diag, GF_IOERR, "cannot finish %s/%s: %s", t->dir, t->file->name,
+                           why);
+    return GF_OK;
+  }
   if (ftruncate(r->fd, size) != 0)
     st = gf_diag_error(t->diag, GF_IOERR, "cannot size %s/%s to %lld bytes: %s", t->dir,
                        t->file->name, (long long)size, gf_out_error_text(errno));
@@ -150,6 +177,7 @@ static void raw_close(void *state) {
   raw_file *r = state;
   if (!r) return;
   if (r->fd >= 0) close(r->fd);
+  gf_comm_file_abandon(r->shared); /* collective */
   free(r);
 }
 

@@ -42,14 +42,14 @@ static double value(int64_t p, int64_t i, int64_t j, int64_t k) {
  * ranks own i in [0, 2) and [2, 4); each local array has a ghost layer on
  * the shared side along axis 0 and on both sides along axis 2, which it
  * does not write. */
-static const gf_out_block rank_blocks[2] = {
-    {{4, 5, 6}, {3, 5, 8}, {0, 0, 1}, {2, 5, 7}, {0, 0, -1}},
-    {{4, 5, 6}, {3, 5, 8}, {1, 0, 1}, {3, 5, 7}, {1, 0, -1}},
+static const gf_comm_block rank_blocks[2] = {
+    {3, GF_F64, {4, 5, 6}, {3, 5, 8}, {0, 0, 1}, {2, 5, 7}, {0, 0, -1}},
+    {3, GF_F64, {4, 5, 6}, {3, 5, 8}, {1, 0, 1}, {3, 5, 7}, {1, 0, -1}},
 };
 
 /* A local array of plane p: value() in the cells of [lo, hi), -1 in the
  * ghost cells, which must never reach a file. */
-static double *local_array(int64_t p, const gf_out_block *b) {
+static double *local_array(int64_t p, const gf_comm_block *b) {
   double *v = malloc((size_t)(b->local[0] * b->local[1] * b->local[2]) * sizeof *v), *q = v;
   for (int64_t i = 0; i < b->local[0]; i++)
     for (int64_t j = 0; j < b->local[1]; j++)
@@ -74,17 +74,17 @@ static const gf_out_end end_of_run = {&interrupted, &planes_1_and_2, 2};
 
 /* Opens `path` for `block`; NULL on failure. */
 static void *open_file(const gf_out_format *format, gf_out_target *t, const gf_workflow *wf,
-                       const char *path, const gf_out_block *block) {
+                       const char *path, const gf_comm_block *block) {
   gf_diag_init(&quiet_diag, NULL, NULL);
   quiet_diag.out = quiet();
-  *t = (gf_out_target){wf, &wf->files[0], "/tmp", path, *block, &quiet_diag};
+  *t = (gf_out_target){wf, &wf->files[0], "/tmp", path, *block, NULL, &quiet_diag};
   void *state = NULL;
   CHECK_INT(format->open(t, &state), GF_OK);
   return state;
 }
 
 /* Plane 1 (the output of step 0) and plane 2 (step 1) of the block. */
-static void write_planes(const gf_out_format *format, void *state, const gf_out_block *block) {
+static void write_planes(const gf_out_format *format, void *state, const gf_comm_block *block) {
   for (int64_t p = 1; p <= 2; p++) {
     double *data = local_array(p, block);
     CHECK_INT(format->write(state, p, p - 1, data), GF_OK);
@@ -103,7 +103,7 @@ static char *finish_file(const gf_out_format *format, void *state) {
 /* One process: the whole plane. */
 static char *write_whole(const gf_out_format *format, const gf_workflow *wf, const char *path) {
   gf_out_target t;
-  gf_out_block whole = gf_out_whole_block(&wf->fields[0]);
+  gf_comm_block whole = gf_out_whole_block(&wf->fields[0]);
   void *state = open_file(format, &t, wf, path, &whole);
   if (!state) return NULL;
   write_planes(format, state, &whole);
@@ -112,7 +112,7 @@ static char *write_whole(const gf_out_format *format, const gf_workflow *wf, con
 
 /* Plane p of the file matches value(), in the cells `only` (NULL: all)
  * says, zeros elsewhere. */
-static void check_plane(const double *plane, int64_t p, int zeros, const gf_out_block *only) {
+static void check_plane(const double *plane, int64_t p, int zeros, const gf_comm_block *only) {
   int bad = 0;
   for (int64_t c = 0; c < 120; c++) {
     int64_t i = c / 30, j = c / 6 % 5, k = c % 6;
@@ -123,7 +123,7 @@ static void check_plane(const double *plane, int64_t p, int zeros, const gf_out_
 }
 
 /* The four planes of a file: 1 and 2 as written (in `only`), 0 and 3 zeros. */
-static void check_planes(double planes[4][120], const gf_out_block *only) {
+static void check_planes(double planes[4][120], const gf_comm_block *only) {
   for (int64_t p = 0; p < 4; p++) check_plane(planes[p], p, p == 0 || p == 3, only);
 }
 

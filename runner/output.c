@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "image.h"
 #include "output_format.h"
 #include "text.h"
 
@@ -26,19 +27,29 @@ const int gf_out_format_count = (int)(sizeof gf_out_formats / sizeof gf_out_form
 
 typedef struct out_file {
   int task;           /* the task that writes it */
+  int field;          /* whose instances it holds */
   char *name;         /* final name inside the folder */
   char *temp_name;    /* where it is written until complete */
   size_t plane_bytes; /* of the whole plane, in the file */
   int64_t planes;
   uint8_t *written; /* a bit per plane */
   int64_t nwritten;
-  const gf_out_format *format;
-  gf_out_target target; /* what the format knows of the file */
-  char *temp_path;      /* DIR/temp_name */
-  void *state;          /* the format's, from open until close; NULL: not open */
-  dev_t dev;            /* the temporary file, to see it was not removed underneath */
+  const gf_out_format *format; /* NULL for an image task's pictures */
+  gf_out_target target;        /* what the format knows of the file */
+  char *temp_path;             /* DIR/temp_name */
+  void *state;                 /* the format's, from open until close; NULL: not open */
+  dev_t dev;                   /* the temporary file, to see it was not removed underneath */
   ino_t ino;
-  int renamed; /* finish: 1 once the data, 2 once its sidecar too, has its final name */
+  int renamed;      /* finish: 1 once the data, 2 once its sidecar too, has its final name */
+  int checkpointed; /* a checkpoint names the temporary: never remove it */
+  /* an image task's pictures (image not NULL; no format, no planes): the
+   * steps drawn so far, each in .NAME.partial-PID until finish renames it,
+   * how many have their final names, and the picture being drawn */
+  const gf_image_spec *image;
+  int64_t *pictures;
+  int npictures, pictures_cap, pictures_renamed;
+  uint8_t *rgb;
+  int width, height;
 } out_file;
 
 static int64_t now_ns(void) {
@@ -289,13 +300,19 @@ static void unlock_folder(gf_writer *w) {
 
 /* What the run will write: every file at full size, its sidecar (the
  * resolved workflow and the plane list) and timings.json, all while an
- * earlier run's files of the same names may still be there. */
+ * earlier run's files of the same names may still be there; with
+ * `checkpoint: {every}`, two checkpoints of every field instance (a new one
+ * is written before the one it replaces goes). */
 static double output_bytes(const gf_workflow *wf) {
   double bytes = 4096.0 + 256.0 * wf->ntasks; /* timings.json */
   for (int i = 0; i < wf->nfiles; i++)
-    bytes += (double)wf->files[i].planes * ((double)wf->files[i].plane_bytes +
-                                            gf_out_formats[wf->files[i].format]->bytes_per_plane) +
-             8192.0 + 2.0 * (double)strlen(wf->source);
+    if (!wf->files[i].image) /* pictures: compressed, and few next to the planes */
+      bytes +=
+          (double)wf->files[i].planes * ((double)wf->files[i].plane_bytes +
+                                         gf_out_formats[wf->files[i].format]->bytes_per_plane) +
+          8192.0 + 2.0 * (double)strlen(wf->source);
+  for (int f = 0; wf->checkpoint_every && f < wf->nfields; f++)
+    bytes += 2.0 * (double)wf->fields[f].ring * (double)wf->fields[f].bytes;
   return bytes;
 }
 
@@ -309,6 +326,79 @@ static gf_status check_space(const gf_workflow *wf, const char *dir, gf_diag *di
   return gf_diag_error(
       diag, GF_CANTCREATE, "outputs need %s in %s/, %s are free; free space or pass --force",
       gf_format_bytes(need, a, sizeof a), dir, gf_format_bytes(free_bytes, b, sizeof b));
+}
+
+/* ---- an image task's pictures ----------------------------------------------- */
+
+/* The name of picture `number` of `f` in the folder, final or temporary;
+ * in `buf`, NULL when it does not fit. */
+static char *picture_path(const gf_writer *w, const out_file *f, int64_t number, int temp,
+                          char *buf, size_t size) {
+  char name[NAME_MAX + 1];
+  if (!gf_image_name(f->image, number, name, sizeof name)) return NULL;
+  int n = temp ? snprintf(buf, size, "%s/.%s.partial-%ld", w->dir, name, (long)getpid())
+               : snprintf(buf, size, "%s/%s", w->dir, name);
+  return n >= 0 && (size_t)n < size ? buf : NULL;
+}
+
+/* Draws the staged instance and writes it, durable, under its temporary
+ * name; the bytes written, or -1 (reported). */
+static int64_t write_picture(gf_writer *w, out_file *f, const void *data, int64_t number) {
+  const gf_field *field = &w->wf->fields[f->field];
+  char path[PATH_MAX];
+  if (f->npictures == INT_MAX || GF_GROW(f->pictures, f->pictures_cap, f->npictures + 1) != GF_OK) {
+    gf_oom(w->diag, "recording a picture");
+    return -1;
+  }
+  if (!picture_path(w, f, number, 1, path, sizeof path)) {
+    gf_diag_error(w->diag, GF_IOERR, "cannot name picture %" PRId64 " of %s in %s", number, f->name,
+                  w->dir);
+    return -1;
+  }
+  double lo, hi;
+  gf_image_draw(f->image, data, field->dtype, field->shape, f->rgb, &lo, &hi);
+  if (gf_png_write_durable(path, f->width, f->height, f->rgb, w->diag) != GF_OK) return -1;
+  f->pictures[f->npictures++] = number;
+  struct stat info;
+  return stat(path, &info) == 0 ? (int64_t)info.st_size : 0;
+}
+
+/* Renames the pictures drawn to their final names (finish). */
+static gf_status rename_pictures(gf_writer *w, out_file *f) {
+  for (; f->pictures_renamed < f->npictures; f->pictures_renamed++) {
+    char from[PATH_MAX], to[PATH_MAX];
+    int64_t number = f->pictures[f->pictures_renamed];
+    picture_path(w, f, number, 1, from, sizeof from); /* both fitted when written */
+    picture_path(w, f, number, 0, to, sizeof to);
+    if (rename(from, to) != 0)
+      return gf_diag_error(w->diag, GF_IOERR, "cannot rename %s to %s: %s", from, to,
+                           strerror(errno));
+  }
+  return GF_OK;
+}
+
+/* Removes the pictures: those renamed under their final names (a finish that
+ * failed takes them back) and the others' temporary files. */
+static void remove_pictures(gf_writer *w, out_file *f) {
+  for (int i = 0; i < f->npictures; i++) {
+    char path[PATH_MAX];
+    if (picture_path(w, f, f->pictures[i], i >= f->pictures_renamed, path, sizeof path))
+      unlink(path);
+  }
+  f->pictures_renamed = 0;
+  f->npictures = 0;
+}
+
+/* The staging counter, for a trace; caller holds the lock. */
+static void count_staging(gf_writer *w) {
+  const gf_op_sink *sink = &w->backend->sink;
+  if (!gf_sink_wants(sink, GF_TIMED_STAGING)) return;
+  int64_t now = now_ns();
+  sink->report(sink->user, &(gf_op_timing){.tag = {-1, -1, -2},
+                                           .kind = GF_TIMED_STAGING,
+                                           .bytes = (size_t)(w->nslots - w->nfree),
+                                           .start_ns = now,
+                                           .end_ns = now});
 }
 
 /* ---- the writer thread ----------------------------------------------------- */
@@ -332,22 +422,27 @@ static void *writer_main(void *arg) {
     }
     const gf_op_sink *sink = &w->backend->sink;
     int timed = gf_sink_wants(sink, GF_TIMED_WRITE);
-    int64_t started = timed ? now_ns() : 0;
+    int64_t started = timed ? now_ns() : 0, bytes = (int64_t)f->plane_bytes;
     gf_status wrote = GF_OK;
-    if (!failed &&
-        (wrote = f->format->write(f->state, j.plane, j.step, w->buffers[j.slot])) != GF_OK) {
+    if (!failed && f->image) {
+      if ((bytes = write_picture(w, f, w->buffers[j.slot], j.plane)) < 0) {
+        atomic_store(&w->failed, GF_IOERR);
+        failed = 1;
+      }
+    } else if (!failed &&
+               (wrote = f->format->write(f->state, j.plane, j.step, w->buffers[j.slot])) != GF_OK) {
       atomic_store(&w->failed, wrote); /* the format has said why */
       failed = 1;
     }
-    if (!failed && !gf_out_plane_written(f->written, j.plane)) {
+    if (!failed && !f->image && !gf_out_plane_written(f->written, j.plane)) {
       f->written[j.plane >> 3] |= (uint8_t)(1u << (j.plane & 7));
       f->nwritten++;
     }
-    if (!failed) atomic_fetch_add(&w->bytes_written, (int64_t)f->plane_bytes);
+    if (!failed) atomic_fetch_add(&w->bytes_written, bytes);
     if (!failed && timed)
       sink->report(sink->user, &(gf_op_timing){.tag = {f->task, j.step, -2},
                                                .kind = GF_TIMED_WRITE,
-                                               .bytes = f->plane_bytes,
+                                               .bytes = (size_t)bytes,
                                                .start_ns = started,
                                                .end_ns = now_ns()});
 
@@ -355,6 +450,7 @@ static void *writer_main(void *arg) {
     w->head = (w->head + 1) % w->nslots;
     w->count--;
     w->free_slots[w->nfree++] = j.slot;
+    count_staging(w);
     pthread_cond_broadcast(&w->changed);
   }
   pthread_mutex_unlock(&w->lock);
@@ -376,8 +472,9 @@ static gf_comm_block block_of(const gf_workflow *wf, const gf_field *field) {
   return b;
 }
 
-gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
-                           int force, gf_comm *comm, gf_diag *diag, gf_writer **out) {
+gf_status gf_writer_create(gf_backend *backend, gf_memory *memory, const gf_workflow *wf,
+                           const char *out_dir, int force, gf_comm *comm, gf_diag *diag,
+                           gf_writer **out) {
   *out = NULL;
   gf_writer *w = gf_calloc(1, sizeof *w);
   if (!w) return gf_oom(diag, "creating the output writer");
@@ -407,15 +504,22 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
     const gf_file *file = &wf->files[i];
     out_file *f = &w->files[w->nfiles++];
     f->task = file->task;
+    f->field = file->field;
     f->name = gf_strdup(file->name);
-    f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, pid);
     f->plane_bytes = file->plane_bytes;
     f->planes = file->planes;
-    f->written = gf_calloc((size_t)(file->planes + 7) / 8, 1);
-    f->format = gf_out_formats[file->format];
     /* A staging buffer holds the instance as this process has it (its block). */
     if (wf->fields[file->field].bytes > w->slot_bytes)
       w->slot_bytes = wf->fields[file->field].bytes;
+    if ((f->image = file->image)) {
+      gf_image_size(f->image, wf->fields[f->field].shape, &f->width, &f->height);
+      f->rgb = gf_malloc((size_t)f->width * (size_t)f->height * 3);
+      if (!f->name || !f->rgb) return gf_oom(diag, "preparing the pictures");
+      continue;
+    }
+    f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, pid);
+    f->written = gf_calloc((size_t)(file->planes + 7) / 8, 1);
+    f->format = gf_out_formats[file->format];
     f->temp_path = f->temp_name ? join_path(out_dir, f->temp_name) : NULL;
     if (!f->name || !f->temp_path || !f->written) return gf_oom(diag, "opening the output files");
     f->target = (gf_out_target){
@@ -441,7 +545,7 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
     return gf_oom(diag, "creating the output staging buffers");
   w->nslots = wf->staging;
   for (int i = 0; i < w->nslots; i++) {
-    if (backend->ops->alloc(backend, GF_SPACE_PINNED, w->slot_bytes, NULL, &w->buffers[i]) != GF_OK)
+    if (gf_memory_alloc(memory, GF_SPACE_PINNED, w->slot_bytes, NULL, &w->buffers[i]) != GF_OK)
       return gf_diag_error(diag, GF_INTERNAL,
                            "cannot allocate output staging buffer %d (%zu bytes): %s", i,
                            w->slot_bytes, backend->error);
@@ -464,6 +568,7 @@ gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **r
     *slot = w->free_slots[--w->nfree];
     *buffer = w->buffers[*slot];
     *ready = w->events[*slot];
+    count_staging(w);
   }
   pthread_mutex_unlock(&w->lock);
   return st;
@@ -559,7 +664,7 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   ok = gf_comm_all(w->comm, ok);
   for (int i = 0; i < w->nfiles; i++) {
     gf_out_end end = file_end(&w->files[i], info);
-    gf_status settled = settle_file(w, &w->files[i], &end, ok);
+    gf_status settled = w->files[i].image ? GF_OK : settle_file(w, &w->files[i], &end, ok);
     if (settled != GF_OK) {
       ok = 0;
       if (st == GF_OK) st = settled;
@@ -574,6 +679,7 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   }
   for (int i = 0; i < w->nfiles && ok && w->lead; i++) {
     out_file *f = &w->files[i];
+    if (f->image) continue; /* pictures are whole files: no sidecar */
     gf_out_end end = file_end(f, info);
     char *text = f->format->sidecar(f->state, &end);
     char *sidecar = gf_asprintf("%s%s", f->name, f->format->sidecar_suffix);
@@ -594,6 +700,10 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   /* Each file, then its sidecar: a sidecar never describes a file not there. */
   for (int i = 0; i < w->nfiles && ok && w->lead; i++) {
     out_file *f = &w->files[i];
+    if (f->image) {
+      if ((st = rename_pictures(w, f)) != GF_OK) ok = 0;
+      continue;
+    }
     char *from = join_path(w->dir, f->temp_name), *to = join_path(w->dir, f->name);
     char *sidecar = to ? gf_asprintf("%s%s", to, f->format->sidecar_suffix) : NULL;
     if (!from || !sidecar)
@@ -612,7 +722,12 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   if (!ok && w->lead)                    /* nothing half-written keeps a name that looks complete */
     for (int i = 0; i < w->nfiles; i++) {
       out_file *f = &w->files[i];
-      remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
+      if (f->image) {
+        remove_pictures(w, f);
+        continue;
+      }
+      if (f->renamed || !f->checkpointed)
+        remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
       if (f->renamed == 2) remove_at(w->dir, f->name, f->format->sidecar_suffix);
       if (sidecar_temp && sidecar_temp[i]) unlink(sidecar_temp[i]);
       f->renamed = 0;
@@ -626,6 +741,11 @@ char *gf_writer_summary(const gf_writer *w) {
   gf_text b = {0};
   for (int i = 0; i < w->nfiles; i++) {
     const out_file *f = &w->files[i];
+    if (f->image) {
+      gf_text_printf(&b, "%s%s: %d picture%s", i ? "; " : "", f->name, f->npictures,
+                     f->npictures == 1 ? "" : "s");
+      continue;
+    }
     int64_t ranges = 0, first = -1, last = -1;
     for (int64_t p = 0; p < f->planes; p++) {
       if (!gf_out_plane_written(f->written, p)) continue;
@@ -649,6 +769,108 @@ char *gf_writer_summary(const gf_writer *w) {
   return gf_text_take(&b);
 }
 
+/* ---- checkpoints (checkpoint.c) ---------------------------------------------- */
+
+gf_status gf_writer_checkpoint(gf_writer *w) {
+  pthread_mutex_lock(&w->lock);
+  while (w->count > 0 && !atomic_load(&w->failed)) pthread_cond_wait(&w->changed, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+  gf_status st = gf_writer_status(w);
+  for (int i = 0; i < w->nfiles && st == GF_OK; i++) {
+    out_file *f = &w->files[i];
+    if (f->image) continue; /* pictures are whole files */
+    char *name = gf_asprintf(".%s.partial", f->name);
+    char *from = name ? join_path(w->dir, f->temp_name) : NULL;
+    char *to = from ? join_path(w->dir, name) : NULL;
+    if (!to)
+      st = gf_oom(w->diag, "checkpointing the outputs");
+    else if (!f->format->sync)
+      st = gf_diag_error(w->diag, GF_INVALID,
+                         "cannot checkpoint %s/%s: a %s output cannot be checkpointed yet (format: "
+                         "raw can)",
+                         w->dir, f->name, f->format->name);
+    else if ((st = f->format->sync(f->state)) != GF_OK)
+      ; /* the format has said why */
+    else if (strcmp(name, f->temp_name) != 0 && (st = rename_into_place(w, from, to)) == GF_OK) {
+      free(f->temp_name); /* the format writes on under the new name */
+      f->temp_name = name;
+      name = NULL;
+      free(f->temp_path);
+      f->target.temp_path = f->temp_path = to;
+      to = NULL;
+    }
+    if (st == GF_OK) f->checkpointed = 1;
+    free(name);
+    free(from);
+    free(to);
+  }
+  return st;
+}
+
+void gf_writer_file_state(const gf_writer *w, int file, const char **temp_name,
+                          const uint8_t **written) {
+  *temp_name = w->files[file].temp_name;
+  *written = w->files[file].written;
+}
+
+gf_status gf_writer_adopt(gf_writer *w, int file, const char *temp_name, const uint8_t *written) {
+  out_file *f = &w->files[file];
+  char *temp = join_path(w->dir, temp_name), *final = join_path(w->dir, f->name);
+  char *sidecar = final ? gf_asprintf("%s%s", final, f->format->sidecar_suffix) : NULL;
+  char *name = gf_strdup(temp_name);
+  gf_status st = temp && sidecar && name ? GF_OK : gf_oom(w->diag, "taking back the outputs");
+  if (st == GF_OK && !f->format->adopt)
+    st = gf_diag_error(w->diag, GF_INVALID,
+                       "cannot continue %s/%s: a %s output cannot be checkpointed yet", w->dir,
+                       f->name, f->format->name);
+  struct stat info;
+  /* Where a stop after the checkpoint left it: its temporary name, or its
+   * final name (a signal or a failed check gave it one, with a sidecar). */
+  if (st == GF_OK && stat(temp, &info) != 0) {
+    if (stat(final, &info) != 0)
+      st = gf_diag_error(w->diag, GF_NOINPUT,
+                         "the checkpoint's output %s is gone (neither %s nor %s is there)", f->name,
+                         temp, final);
+    else if (rename(final, temp) != 0)
+      st = gf_diag_error(w->diag, GF_IOERR, "cannot rename %s to %s: %s", final, temp,
+                         strerror(errno));
+    else
+      unlink(sidecar); /* it described the stopped run */
+  }
+  int64_t last = -1, count = 0;
+  for (int64_t p = 0; p < f->planes; p++)
+    if ((written[p >> 3] >> (p & 7)) & 1) {
+      last = p;
+      count++;
+    }
+  if (st == GF_OK && (off_t)((last + 1) * (int64_t)f->plane_bytes) > info.st_size)
+    st = gf_diag_error(w->diag, GF_NOINPUT,
+                       "the checkpoint's output %s is shorter (%lld bytes) than the %" PRId64
+                       " planes it says are written",
+                       temp, (long long)info.st_size, last + 1);
+  if (st == GF_OK) st = f->format->adopt(f->state, temp);
+  if (st == GF_OK) { /* the empty file gf_writer_create made gives way */
+    remove_at(w->dir, f->temp_name, "");
+    free(f->temp_name);
+    f->temp_name = name;
+    name = NULL;
+    free(f->temp_path);
+    f->target.temp_path = f->temp_path = temp;
+    temp = NULL;
+    f->dev = info.st_dev;
+    f->ino = info.st_ino;
+    f->checkpointed = 1;
+    memcpy(f->written, written, (size_t)(f->planes + 7) / 8);
+    f->nwritten = count;
+    atomic_fetch_add(&w->bytes_written, count * (int64_t)f->plane_bytes);
+  }
+  free(temp);
+  free(final);
+  free(sidecar);
+  free(name);
+  return st;
+}
+
 void gf_writer_destroy(gf_writer *w) {
   if (!w) return;
   stop_thread(w);
@@ -656,18 +878,19 @@ void gf_writer_destroy(gf_writer *w) {
     out_file *f = &w->files[i];
     if (f->state) {
       f->format->close(f->state);
-      if (!w->finished && w->lead) remove_at(w->dir, f->temp_name, ""); /* else finish did */
+      if (!w->finished && w->lead && !f->checkpointed) /* else finish did */
+        remove_at(w->dir, f->temp_name, "");
     }
+    if (f->image && f->pictures_renamed < f->npictures) remove_pictures(w, f); /* not finished */
+    free(f->pictures);
+    free(f->rgb);
     free(f->name);
     free(f->temp_name);
     free(f->temp_path);
     free(f->written);
   }
-  for (int i = 0; i < w->nslots; i++) {
-    if (w->buffers && w->buffers[i])
-      w->backend->ops->free(w->backend, GF_SPACE_PINNED, w->buffers[i], NULL);
+  for (int i = 0; i < w->nslots; i++) /* the buffers go with the memory */
     if (w->events && w->events[i]) w->backend->ops->event_destroy(w->backend, w->events[i]);
-  }
   free(w->buffers);
   free(w->events);
   free(w->free_slots);

@@ -65,6 +65,12 @@ typedef struct gf_out_format {
   /* Closes what is still open (a run given up) and frees the state; never
    * removes a file, the writer does. */
   void (*close)(void *state);
+  /* Checkpoints (checkpoint.c; NULL: this format cannot be checkpointed):
+   * `sync` makes the planes written so far durable (the writer then renames
+   * the file, which the format writes on); `adopt`, right after open, goes
+   * on writing the checkpoint's file at `path` instead of the new one. */
+  gf_status (*sync)(void *state);
+  gf_status (*adopt)(void *state, const char *path);
 } gf_out_format;
 
 extern const gf_out_format gf_out_raw, gf_out_hdf5;

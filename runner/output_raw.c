@@ -181,6 +181,24 @@ static void raw_close(void *state) {
   free(r);
 }
 
+static gf_status raw_sync(void *state) {
+  raw_file *r = state;
+  if (fsync(r->fd) != 0)
+    return gf_diag_error(r->t->diag, GF_IOERR, "cannot write %s: %s", r->t->temp_path,
+                         gf_out_error_text(errno));
+  return GF_OK;
+}
+
+static gf_status raw_adopt(void *state, const char *path) {
+  raw_file *r = state;
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return gf_diag_error(r->t->diag, GF_NOINPUT, "cannot open %s: %s", path, strerror(errno));
+  if (r->fd >= 0) close(r->fd);
+  r->fd = fd;
+  return GF_OK;
+}
+
 const gf_out_format gf_out_raw = {
     .name = "raw",
     .sidecar_suffix = ".json",
@@ -190,4 +208,6 @@ const gf_out_format gf_out_raw = {
     .finish = raw_finish,
     .sidecar = raw_sidecar,
     .close = raw_close,
+    .sync = raw_sync,
+    .adopt = raw_adopt,
 };

@@ -27,20 +27,30 @@ expect_contains() {
   if grep -qF -- "$2" <<<"$1"; then pass; else fail "$3: missing '$2' in: $1"; fi
 }
 
-# interrupt_run GLOB ERRFILE COMMAND...: runs COMMAND in the background (its
-# stderr into ERRFILE) until a file matching GLOB exists (its loop runs), half
-# a second more, then sends it SIGINT and waits; $status is its exit status.
+# wait_for PATTERN [SECONDS]: waits until a file matches PATTERN (a glob)
+# while the background job $pid runs (at most SECONDS, default 60); fails
+# when none appears.
+wait_for() {
+  for _ in $(seq $((${2:-60} * 10))); do
+    compgen -G "$1" >/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  compgen -G "$1" >/dev/null
+}
+
+# interrupt_run GLOB ERRFILE COMMAND...: runs COMMAND in the background as
+# $pid (its stderr into ERRFILE) until a file matching GLOB exists (its loop
+# runs), half a second more, then sends it SIGINT and waits; $status is its
+# exit status.
 interrupt_run() {
-  local glob=$1 errfile=$2 pid
+  local glob=$1 errfile=$2
   shift 2
   set -m # job control: a background job gets SIGINT delivered, not ignored
   "$@" 2>"$errfile" &
   pid=$!
   set +m
-  for _ in $(seq 300); do
-    compgen -G "$glob" >/dev/null && break
-    sleep 0.1
-  done
+  wait_for "$glob" 30
   sleep 0.5
   kill -s INT "$pid"
   wait "$pid" && status=0 || status=$?

@@ -317,6 +317,11 @@ static gf_status get_choice(loader *ld, const yaml_node_t *node, const char *wha
   return status;
 }
 
+gf_status gf_load_choice(loader *ld, const yaml_node_t *node, const char *what,
+                         const char *const *names, int count, int *out) {
+  return get_choice(ld, node, what, names, count, out);
+}
+
 static gf_status get_identifier(loader *ld, const yaml_node_t *node, const char *what,
                                 const char **out) {
   const char *s = gf_load_scalar(node);

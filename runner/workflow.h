@@ -83,6 +83,7 @@ typedef struct gf_file {
   int field;
   int64_t planes;
   size_t plane_bytes;
+  int format; /* `format:`, an index into gf_out_formats (output_format.h); 0 raw */
   const gf_image_spec *image; /* the image task's, or NULL */
 } gf_file;
 

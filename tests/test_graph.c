@@ -243,19 +243,10 @@ static void test_regions(void) {
       "    - {name: left, copy: {from: A, to: C}, stream: 's[0]'}\n"
       "    - {name: right, copy: {from: B, to: C}, stream: 's[1]'}\n"
       "schedule: events\n";
-  gf_registry *registry = gf_registry_create();
-  gf_kernels_register_builtin(gf_registry_registrar(registry));
   gf_diag diag;
-  gf_diag_init(&diag, NULL, NULL);
-  diag.out = quiet();
   gf_workflow *wf = NULL;
-  CHECK_INT(gf_workflow_load_text("regions.yaml", text, sizeof text - 1, NULL, 0, registry, NULL,
-                                  &diag, &wf, NULL),
-            GF_OK);
-  gf_registry_free(registry);
+  CHECK_INT(load_text("regions.yaml", text, &diag, &wf), GF_OK);
   if (!wf) return;
-  gf_diag_init(&diag, wf->path, wf->source);
-  diag.out = quiet();
   gf_task *left = &wf->tasks[0], *right = &wf->tasks[1];
   gf_region *lw = &left->access[1].region, *rw = &right->access[1].region;
   CHECK_INT(left->access[1].access, GF_ACCESS_WRITE);

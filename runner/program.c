@@ -68,10 +68,17 @@ gf_instr *gf_emit(gf_emitter *e, gf_instr_kind kind) {
   return in;
 }
 
+/* The temporary a scratch field is at every step. */
+static int scratch_temp(const gf_workflow *wf, int field) {
+  return wf->ntasks * GF_MAX_TASK_TEMPS + field;
+}
+
 gf_operand gf_emit_access(gf_emitter *e, int a) {
   const gf_task *task = &e->wf->tasks[e->instance->task];
-  return (gf_operand){
-      .kind = GF_OPND_INSTANCE, .field = task->access[a].ref.field, .inst = e->instance->inst[a]};
+  int field = task->access[a].ref.field;
+  if (e->wf->fields[field].scratch)
+    return (gf_operand){.kind = GF_OPND_TEMP, .field = field, .temp = scratch_temp(e->wf, field)};
+  return (gf_operand){.kind = GF_OPND_INSTANCE, .field = field, .inst = e->instance->inst[a]};
 }
 
 static int on_host(const gf_instr *in) {
@@ -154,6 +161,16 @@ static gf_status lower(gf_program *p, const gf_op *op) {
       in = gf_emit(e, GF_I_HOST_WAIT);
       in->event = p->user_event + op->slot;
       break;
+    case GF_OP_ALLOC:
+    case GF_OP_FREE: {
+      const gf_field *field = &p->wf->fields[op->other];
+      in = gf_emit(e, op->kind == GF_OP_ALLOC ? GF_I_ALLOC : GF_I_FREE);
+      in->stream = op->stream;
+      in->temp = scratch_temp(p->wf, op->other);
+      in->bytes = field->bytes;
+      in->space = field->space;
+      break;
+    }
   }
   in->task = op->task;
   return GF_OK;
@@ -421,8 +438,12 @@ static gf_status bind_body(gf_program *p, gf_body *body, gf_diag *diag) {
     } else if (in->kind == GF_I_LAUNCH) {
       const gf_task *task = &wf->tasks[in->task];
       void *data[GF_MAX_TASK_REFS];
+      /* A scratch field's address changes every step: bind a marker (an
+       * address no allocation has) and note where the struct holds it. */
       for (int a = 0; a < task->naccess; a++)
-        data[a] = p->instance(p->instance_user, task->access[a].ref.field, in->inst[a]);
+        data[a] = wf->fields[task->access[a].ref.field].scratch
+                      ? (void *)&in->inst[a]
+                      : p->instance(p->instance_user, task->access[a].ref.field, in->inst[a]);
       int nparams = 0;
       while (in->kernel->params[nparams].name) nparams++;
       in->args = aligned_alloc(64, GF_MAX_KERNEL_ARGS_SIZE);
@@ -430,6 +451,15 @@ static gf_status bind_body(gf_program *p, gf_body *body, gf_diag *diag) {
       if (!in->args || !in->params) return gf_oom(diag, "binding the program");
       gf_status st = in->bind(wf, task, data, in->args, in->params, &in->nparams);
       if (st != GF_OK) return st;
+      in->ntemps = 0;
+      for (size_t at = 0; at + sizeof(void *) <= in->kernel->args_size; at += sizeof(void *)) {
+        void *word;
+        memcpy(&word, (unsigned char *)in->args + at, sizeof word);
+        for (int a = 0; a < task->naccess; a++)
+          if (word == (void *)&in->inst[a] && in->ntemps < GF_MAX_TASK_REFS)
+            in->temps[in->ntemps++] =
+                (gf_instr_temp){at, scratch_temp(wf, task->access[a].ref.field)};
+      }
       in->points = in->kernel->points ? in->kernel->points(in->args) : 0;
     }
   }
@@ -484,7 +514,7 @@ int gf_program_event_count(const gf_program *p) {
   return p->nevents;
 }
 int gf_program_temp_count(const gf_program *p) {
-  return p->wf->ntasks * GF_MAX_TASK_TEMPS;
+  return p->wf->ntasks * GF_MAX_TASK_TEMPS + p->wf->nfields;
 }
 
 int gf_emit_temp(gf_emitter *e, int j) {

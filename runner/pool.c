@@ -196,19 +196,17 @@ static gf_status split(gf_pool *p, chunk *c, size_t size) {
 }
 
 /* The best fit for `size` that `stream` may take now: free, or pending on
- * `stream` itself (naive: any freed chunk is free). */
-static chunk *best_fit(gf_pool *p, size_t size, gf_stream *stream, int *others_fit) {
-  chunk *best = NULL;
-  *others_fit = 0;
+ * `stream` itself (naive: any freed chunk is free). `*better_pending`: a
+ * chunk pending on another stream would fit better (or nothing else fits). */
+static chunk *best_fit(gf_pool *p, size_t size, gf_stream *stream, int *better_pending) {
+  chunk *best = NULL, *other = NULL;
   for (block *k = p->blocks; k; k = k->next)
     for (chunk *c = k->first; c; c = c->next) {
       if (c->size < size || c->state == CHUNK_USED) continue;
-      if (c->state == CHUNK_PENDING && c->stream != stream) {
-        *others_fit = 1;
-        continue;
-      }
-      if (!best || c->size < best->size) best = c;
+      chunk **slot = c->state == CHUNK_PENDING && c->stream != stream ? &other : &best;
+      if (!*slot || c->size < (*slot)->size) *slot = c;
     }
+  *better_pending = other && (!best || other->size < best->size);
   return best;
 }
 
@@ -315,15 +313,15 @@ gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out)
   }
   size_t size = (bytes + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
   if (!size) size = POOL_ALIGN;
-  int others_fit = 0;
-  chunk *c = best_fit(p, size, stream, &others_fit);
-  if (!c && others_fit) {
+  int better_pending = 0;
+  chunk *c = best_fit(p, size, stream, &better_pending);
+  if (better_pending) { /* ask, without waiting, whether the other streams are done with it */
     gf_status st = settle_others(p, stream);
     if (st != GF_OK) return st;
-    c = best_fit(p, size, stream, &others_fit);
+    c = best_fit(p, size, stream, &better_pending);
+    p->stats.passed_pending += better_pending;
   }
   if (!c) {
-    if (others_fit) p->stats.passed_pending++;
     gf_status st = block_new_or_drain(p, size);
     if (st != GF_OK) return st;
     c = p->blocks->first;

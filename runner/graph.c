@@ -894,7 +894,8 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
       if (wf->fields[f].ring > 1)
         fprintf(out, "%s%s %d x %s", sep, wf->fields[f].name, wf->fields[f].ring, buf);
       else
-        fprintf(out, "%s%s %s", sep, wf->fields[f].name, buf);
+        fprintf(out, "%s%s %s%s", sep, wf->fields[f].name, buf,
+                wf->fields[f].scratch ? " scratch" : "");
       sep = ", ";
     }
     if (staging > 0) {
@@ -902,6 +903,22 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
       fprintf(out, "%s%d output staging buffers x %s", sep, wf->staging, buf);
     }
     fprintf(out, ")\n");
+  }
+  int scratch = 0;
+  for (int f = 0; f < wf->nfields; f++) scratch += wf->fields[f].scratch;
+  if (scratch) {
+    fprintf(out, "  scratch   ");
+    for (int f = 0, k = 0; f < wf->nfields; f++)
+      if (wf->fields[f].scratch) fprintf(out, "%s%s", k++ ? ", " : "", wf->fields[f].name);
+    fprintf(
+        out,
+        ": taken at the first use in each step and given back after the last, from the %s pool\n",
+        gf_pool_strategy_names[wf->pool_strategy]);
+    if (wf->pool_strategy == GF_POOL_NAIVE)
+      fprintf(out,
+              "  note      the naive pool hands a chunk freed on one stream to the next allocation "
+              "at once, on any stream, while work queued on the freeing stream may still use "
+              "it: a race, kept to demonstrate it; use resource-aware\n");
   }
   for (int i = 0; i < wf->nfiles; i++) {
     const gf_file *file = &wf->files[i];

@@ -72,4 +72,7 @@ expect_exit 0 "wave2d_scratch, preallocated" -- "$gflow" run "$repo/workflows/wa
   --set fields.P.scratch=false --set fields.P.ring=5
 same "$tmp/w/array_out.dat" "$tmp/wp/array_out.dat" "wave2d_scratch preallocated"
 expect_exit 0 "validate wave2d_scratch" -- "$gflow" validate "$repo/workflows/wave2d_scratch.yaml"
+expect_contains "$out" "  scratch   W, P: taken at the first use in each step and given back after the last, from the resource-aware pool" "validate lists the scratch fields"
+expect_exit 0 "validate the race with the naive pool" -- "$gflow" validate "$race" --set memory.pool.strategy=naive
+expect_contains "$out" "note      the naive pool hands a chunk freed on one stream to the next allocation at once, on any stream, while work queued on the freeing stream may still use it" "validate notes the naive pool's race"
 finish

@@ -94,15 +94,17 @@ static int on_host(const gf_instr *in) {
   }
 }
 
-/* Stream work a captured graph can hold: fixed addresses and fixed events. */
-static int capturable(const gf_instr *in) {
+/* Stream work a captured graph can hold: fixed addresses and fixed events.
+ * A temporary's address changes with the step (the pool's bookkeeping is
+ * on the host), so its alloc, free and uses are left out. */
+static int capturable(const gf_workflow *wf, const gf_instr *in) {
   switch (in->kind) {
     case GF_I_LAUNCH:
-    case GF_I_ALLOC:
-    case GF_I_FREE:
+      for (int a = 0; a < wf->tasks[in->task].naccess; a++)
+        if (wf->fields[wf->tasks[in->task].access[a].ref.field].scratch) return 0;
       return 1;
     case GF_I_COPY:
-      return in->dst.kind != GF_OPND_STAGED && in->src.kind != GF_OPND_STAGED;
+      return in->dst.kind == GF_OPND_INSTANCE && in->src.kind == GF_OPND_INSTANCE;
     case GF_I_RECORD:
     case GF_I_WAIT:
       return in->event >= 0;
@@ -188,7 +190,7 @@ static void mark_capture_runs(gf_emitter *e, int first) {
   e->count = first;
   int open = 0;
   for (int i = 0; i < n; i++) {
-    int c = capturable(&step[i]);
+    int c = capturable(e->wf, &step[i]);
     if (c && !open) gf_emit(e, GF_I_CAPTURE_BEGIN);
     if (!c && open) gf_emit(e, GF_I_CAPTURE_END);
     open = c;

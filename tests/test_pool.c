@@ -71,15 +71,22 @@ static void rig_close(rig *r) {
   r->b->ops->destroy(r->b);
 }
 
+/* 1000 bytes allocated on s and freed on s behind slow work: pending there
+ * for tens of milliseconds. */
+static void *pending_on_s(rig *r) {
+  void *p = NULL;
+  CHECK_INT(gf_pool_alloc(r->pool, 1000, r->s, &p), GF_OK);
+  busy_issue(r->b, r->s, &r->w);
+  CHECK_INT(gf_pool_free(r->pool, p, r->s), GF_OK);
+  return p;
+}
+
 /* Freed on s behind slow work: s takes it back at once, stream order being
  * enough. */
 static void test_same_stream_reuse(void) {
   rig r;
   rig_open(&r, GF_POOL_RESOURCE_AWARE, SIZE_MAX);
-  void *p = NULL, *q = NULL;
-  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, &p), GF_OK);
-  busy_issue(r.b, r.s, &r.w);
-  CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_OK);
+  void *p = pending_on_s(&r), *q = NULL;
   CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, &q), GF_OK);
   CHECK(q == p);
   const gf_pool_stats *st = gf_pool_stats_of(r.pool);
@@ -95,10 +102,7 @@ static void test_same_stream_reuse(void) {
 static void test_cross_stream_after_event(void) {
   rig r;
   rig_open(&r, GF_POOL_RESOURCE_AWARE, SIZE_MAX);
-  void *p = NULL, *q = NULL, *u = NULL;
-  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, &p), GF_OK);
-  busy_issue(r.b, r.s, &r.w);
-  CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_OK);
+  void *p = pending_on_s(&r), *q = NULL, *u = NULL;
   CHECK_INT(gf_pool_alloc(r.pool, 1000, r.t, &q), GF_OK);
   CHECK(q && disjoint(p, 1000, q, 1000));
   const gf_pool_stats *st = gf_pool_stats_of(r.pool);
@@ -119,10 +123,7 @@ static void test_cross_stream_after_event(void) {
 static void test_naive_reuses_at_once(void) {
   rig r;
   rig_open(&r, GF_POOL_NAIVE, SIZE_MAX);
-  void *p = NULL, *q = NULL;
-  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, &p), GF_OK);
-  busy_issue(r.b, r.s, &r.w);
-  CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_OK);
+  void *p = pending_on_s(&r), *q = NULL;
   CHECK_INT(gf_pool_alloc(r.pool, 1000, r.t, &q), GF_OK);
   CHECK(q == p);
   CHECK_INT(gf_pool_stats_of(r.pool)->pending_peak, 0);

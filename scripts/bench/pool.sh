@@ -25,14 +25,7 @@ gflow=${GFLOW:-$bin/gflow}
 bench=${POOL_BENCH:-$bin/pool_bench}
 repeat=${REPEAT:-5}
 pairs=${PAIRS:-100000}
-out=/dev/shm
-[ -d "$out" ] && [ -w "$out" ] || out=${TMPDIR:-/tmp}
-tmp=$(mktemp -d "$out/gflow-pool-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-json() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
-low() { sort -g | head -1; }
-calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+. scripts/bench/lib.sh
 
 echo "1. allocations per second"
 for row in "1048576:1" "1048576:2" "2097152:2"; do
@@ -42,28 +35,15 @@ for row in "1048576:1" "1048576:2" "2097152:2"; do
     echo "pool_bench failed"
 done
 
-# gflow's loop time in ms, best of REPEAT; extra arguments are --set options
-gflow_ms() {
-  local wf=$1
-  shift
-  for _ in $(seq "$repeat"); do
-    rm -rf "$tmp/g"
-    "$gflow" run "$wf" --backend "$backend" --quiet --out "$tmp/g" --set check=off "$@" 2>"$tmp/err" ||
-      { cat "$tmp/err" >&2; echo nan; continue; }
-    calc "$(json "$tmp/g/timings.json" total_s) * 1000"
-    echo
-  done | low
-}
-
 echo
 echo "2. seed workload, 256^2, 640 steps, a snapshot every step (outputs in $out)"
-printf '%-46s %10s %10s\n' "run" "ms" "ratio"
-pre=$(gflow_ms workflows/wave2d_scratch.yaml --set fields.W.scratch=false \
+printf '%-54s %10s %10s\n' "run" "ms" "ratio"
+pre=$(gflow_ms workflows/wave2d_scratch.yaml --set check=off --set fields.W.scratch=false \
   --set fields.P.scratch=false --set fields.P.ring=5)
-printf '%-46s %10.3f %10s\n' "wave2d_scratch, fields preallocated" "$pre" "1.000"
+printf '%-54s %10.3f %10s\n' "wave2d_scratch, fields preallocated" "$pre" "1.000"
 for strategy in resource-aware async; do
-  ms=$(gflow_ms workflows/wave2d_scratch.yaml --set memory.pool.strategy=$strategy)
-  printf '%-46s %10.3f %10s\n' "wave2d_scratch, per-step temporaries, $strategy" "$ms" "$(calc "$ms / $pre")"
+  ms=$(gflow_ms workflows/wave2d_scratch.yaml --set check=off --set memory.pool.strategy=$strategy)
+  printf '%-54s %10.3f %10s\n' "wave2d_scratch, per-step temporaries, $strategy" "$ms" "$(calc "$ms / $pre")"
 done
-ms=$(gflow_ms workflows/wave2d.yaml)
-printf '%-46s %10.3f %10s\n' "wave2d (no work array, no pack buffers)" "$ms" "$(calc "$ms / $pre")"
+ms=$(gflow_ms workflows/wave2d.yaml --set check=off)
+printf '%-54s %10.3f %10s\n' "wave2d (no work array, no pack buffers)" "$ms" "$(calc "$ms / $pre")"

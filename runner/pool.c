@@ -10,9 +10,11 @@
  * on S with no event yet; S takes it back without any backend call. Only when
  * another stream could use it does the pool record an event on S (it
  * captures everything issued to S so far, so also the work that used the
- * chunk) and, from then on, ask whether it has completed. A stream that
- * allocates and frees in turn therefore costs no event at all, and the
- * cross-stream rule still holds: the event is recorded after the free.
+ * chunk) and, from then on, ask whether it has completed; and it asks only
+ * when no free chunk and none of the asking stream's own fits. A stream that
+ * allocates and frees in turn, or several streams that each find their own
+ * chunks, therefore cost no device call at all, and the cross-stream rule
+ * still holds: the event is recorded after the free.
  */
 #include "pool.h"
 
@@ -195,18 +197,20 @@ static gf_status split(gf_pool *p, chunk *c, size_t size) {
   return GF_OK;
 }
 
-/* The best fit for `size` that `stream` may take now: free, or pending on
- * `stream` itself (naive: any freed chunk is free). `*better_pending`: a
- * chunk pending on another stream would fit better (or nothing else fits). */
-static chunk *best_fit(gf_pool *p, size_t size, gf_stream *stream, int *better_pending) {
-  chunk *best = NULL, *other = NULL;
+/* The best fit for `size` that `stream` may take without asking anything:
+ * free, or pending on `stream` itself (naive: any freed chunk is free).
+ * `*others_fit`: a chunk pending on another stream would fit. */
+static chunk *best_fit(gf_pool *p, size_t size, gf_stream *stream, int *others_fit) {
+  chunk *best = NULL;
+  *others_fit = 0;
   for (block *k = p->blocks; k; k = k->next)
     for (chunk *c = k->first; c; c = c->next) {
       if (c->size < size || c->state == CHUNK_USED) continue;
-      chunk **slot = c->state == CHUNK_PENDING && c->stream != stream ? &other : &best;
-      if (!*slot || c->size < (*slot)->size) *slot = c;
+      if (c->state == CHUNK_PENDING && c->stream != stream)
+        *others_fit = 1;
+      else if (!best || c->size < best->size)
+        best = c;
     }
-  *better_pending = other && (!best || other->size < best->size);
   return best;
 }
 
@@ -313,14 +317,17 @@ gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out)
   }
   size_t size = (bytes + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
   if (!size) size = POOL_ALIGN;
-  int better_pending = 0;
-  chunk *c = best_fit(p, size, stream, &better_pending);
-  if (better_pending) { /* ask, without waiting, whether the other streams are done with it */
+  /* Only when nothing else fits does the pool ask (without waiting) whether
+   * other streams are done with what they freed: a stream that finds its own
+   * or free memory costs no device call. */
+  int others_fit = 0;
+  chunk *c = best_fit(p, size, stream, &others_fit);
+  if (!c && others_fit) {
     gf_status st = settle_others(p, stream);
     if (st != GF_OK) return st;
-    c = best_fit(p, size, stream, &better_pending);
-    p->stats.passed_pending += better_pending;
+    c = best_fit(p, size, stream, &others_fit);
   }
+  p->stats.passed_pending += others_fit;
   if (!c) {
     gf_status st = block_new_or_drain(p, size);
     if (st != GF_OK) return st;

@@ -9,7 +9,8 @@
  *                  an event recorded on S at the free: S may reuse it at once
  *                  (its later work runs after the work that used the chunk),
  *                  another stream only once the event has completed, which
- *                  the pool asks without blocking (event_query). Best fit,
+ *                  the pool asks without blocking (event_query), when no
+ *                  free chunk and none of the stream's own fits. Best fit,
  *                  adjacent free chunks coalesce, and blocks wholly free
  *                  beyond the release threshold go back to the backend.
  *  async           the backend's own stream-ordered allocator: alloc/free

@@ -97,24 +97,45 @@ static void test_same_stream_reuse(void) {
   rig_close(&r);
 }
 
-/* Freed on s behind slow work: t gets other memory while s's work may still
- * use it, then the same chunk once s has passed the free. */
+/* A whole block freed on s behind slow work: t, finding nothing free, asks
+ * s's event, gets a new block while s's work may still use the first, and
+ * the first once s has passed the free. */
 static void test_cross_stream_after_event(void) {
   rig r;
   rig_open(&r, GF_POOL_RESOURCE_AWARE, SIZE_MAX);
-  void *p = pending_on_s(&r), *q = NULL, *u = NULL;
-  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.t, &q), GF_OK);
-  CHECK(q && disjoint(p, 1000, q, 1000));
+  const size_t block = (size_t)2 << 20;
+  void *p = NULL, *q = NULL, *u = NULL;
+  CHECK_INT(gf_pool_alloc(r.pool, block, r.s, &p), GF_OK);
+  busy_issue(r.b, r.s, &r.w);
+  CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, block, r.t, &q), GF_OK);
+  CHECK(q && disjoint(p, block, q, block));
   const gf_pool_stats *st = gf_pool_stats_of(r.pool);
   CHECK_INT(st->passed_pending, 1);
-  CHECK_INT(st->pending, 1024);
+  CHECK_INT(st->pending, block);
+  CHECK_INT(st->blocks, 2);
   CHECK_INT(r.b->ops->stream_synchronize(r.b, r.s), GF_OK);
-  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.t, &u), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, block, r.t, &u), GF_OK);
   CHECK(u == p);
   CHECK_INT(st->reused_after, 1);
   CHECK_INT(st->pending, 0);
+  CHECK_INT(st->blocks, 2);
   CHECK_INT(gf_pool_free(r.pool, q, r.t), GF_OK);
   CHECK_INT(gf_pool_free(r.pool, u, r.t), GF_OK);
+  rig_close(&r);
+}
+
+/* With free memory at hand, t takes it without asking s's event, and s
+ * keeps its own chunk. */
+static void test_free_memory_first(void) {
+  rig r;
+  rig_open(&r, GF_POOL_RESOURCE_AWARE, SIZE_MAX);
+  void *p = pending_on_s(&r), *q = NULL;
+  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.t, &q), GF_OK);
+  CHECK(q && disjoint(p, 1000, q, 1000));
+  CHECK_INT(gf_pool_stats_of(r.pool)->passed_pending, 1);
+  CHECK_INT(gf_pool_stats_of(r.pool)->blocks, 1);
+  CHECK_INT(gf_pool_free(r.pool, q, r.t), GF_OK);
   rig_close(&r);
 }
 
@@ -246,6 +267,7 @@ static void test_bad_free(void) {
 int main(void) {
   RUN(test_same_stream_reuse);
   RUN(test_cross_stream_after_event);
+  RUN(test_free_memory_first);
   RUN(test_naive_reuses_at_once);
   RUN(test_best_fit_and_coalescing);
   RUN(test_release_threshold);

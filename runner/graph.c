@@ -718,7 +718,8 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
  * accesses alone). */
 static gf_status check_scratch_read(gf_plan *plan, int t, int64_t n, const gf_access_decl *decl,
                                     const buffer_state *buf) {
-  if (!(decl->access & GF_ACCESS_READ)) return GF_OK;
+  /* A write the buffer could not remember: the step reports out of memory. */
+  if (!(decl->access & GF_ACCESS_READ) || plan->out_of_memory) return GF_OK;
   for (int i = 0; i < buf->count; i++)
     if (buf->list[i].writes && gf_region_contains(&buf->list[i].region, &decl->region))
       return GF_OK;

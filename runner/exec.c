@@ -602,9 +602,9 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
       fprintf(stderr,
               "  pool (%s): %" PRId64 " temporaries, %" PRId64 " reused (%" PRId64
               " on their stream at once, %" PRId64 " after another stream's event), %" PRId64
-              " blocks; high-water %s in use, %s held, %s pending at most\n",
+              " block%s; high-water %s in use, %s held, %s pending at most\n",
               strategy, pool.allocs, pool.reused, pool.reused_same, pool.reused_after, pool.blocks,
-              in_use, reserved, pending);
+              pool.blocks == 1 ? "" : "s", in_use, reserved, pending);
       if (wf->pool_strategy == GF_POOL_NAIVE && pool.reused)
         fprintf(stderr,
                 "  pool: the naive pool handed chunks freed on one stream to the next "

@@ -15,5 +15,6 @@
 int gf_wave2d_4o_launch_gpu(const void *args, void *stream);
 
 extern const gf_kernel gf_kernel_wave2d_4o;
+extern const gf_kernel gf_kernel_blur; /* blur.h */
 
 #endif

@@ -180,7 +180,8 @@ struct gf_backend {
 };
 
 typedef struct gf_backend_options {
-  int device;      /* GPU index, -1: from SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK, else 0 */
+  int device;      /* GPU index, -1: from SLURM_LOCALID or local_rank (modulo the GPUs), else 0 */
+  int local_rank;  /* this process's rank among the node's MPI processes (comm.h), 0: none */
   int threads;     /* CPU: OpenMP threads per kernel, 0: all cores */
   int queue_depth; /* CPU: operations a stream queue holds before enqueue blocks, 0: 1024 */
   int timing;      /* 1: time each launch and copy for gf_backend.sink */

@@ -557,28 +557,34 @@ static const gf_backend_ops gpu_ops = {
 
 /* ---- creation --------------------------------------------------------- */
 
-/* The GPU index: options, else the node-local rank of a Slurm or Open MPI
- * launch (one GPU per rank), else 0. Returns 0, or 1 with `why` written. */
-static int choose_device(const gf_backend_options *options, int *device, char *source,
+/* The GPU index: options, else the node-local rank of a Slurm launch, else
+ * the rank among this node's MPI processes (MPI_COMM_TYPE_SHARED, which
+ * follows world rank order), else 0. A node-local rank picks GPU
+ * rank % count, so ranks share the GPUs there are (4 ranks on one GPU, or
+ * Slurm's one visible GPU per task). Returns 0, or 1 with `why` written. */
+static int choose_device(const gf_backend_options *options, int count, int *device, char *source,
                          size_t source_size, char *why, size_t why_size) {
   if (options && options->device >= 0) {
     *device = options->device;
     snprintf(source, source_size, "options");
     return 0;
   }
-  static const char *const vars[] = {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-    const char *text = getenv(vars[i]);
-    if (!text || !*text) continue;
+  const char *text = getenv("SLURM_LOCALID");
+  if (text && *text) {
     char *end = NULL;
     errno = 0;
     long value = strtol(text, &end, 10);
     if (errno || *end || value < 0 || value > INT32_MAX) {
-      snprintf(why, why_size, "%s=%s is not a GPU index", vars[i], text);
+      snprintf(why, why_size, "SLURM_LOCALID=%s is not a GPU index", text);
       return 1;
     }
-    *device = (int)value;
-    snprintf(source, source_size, "%s=%s", vars[i], text);
+    *device = (int)(value % count);
+    snprintf(source, source_size, "SLURM_LOCALID=%s", text);
+    return 0;
+  }
+  if (options && options->local_rank > 0) {
+    *device = options->local_rank % count;
+    snprintf(source, source_size, "node-local MPI rank %d", options->local_rank);
     return 0;
   }
   *device = 0;
@@ -622,7 +628,8 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
   }
   int device = 0;
   char source[96];
-  if (choose_device(options, &device, source, sizeof source, why, why_size)) return GF_INTERNAL;
+  if (choose_device(options, count, &device, source, sizeof source, why, why_size))
+    return GF_INTERNAL;
   if (device >= count) {
     snprintf(why, why_size, "no GPU %d (%s): hipGetDeviceCount reports %d", device, source, count);
     return GF_INTERNAL;

@@ -67,6 +67,14 @@ static void quote_window(const char *line, size_t len, size_t caret, size_t *sta
   *end = e;
 }
 
+/* "rank 2: " under MPI, set once before any thread reports (main.c): the
+ * process's name in a job's merged stderr. */
+static char process_prefix[32];
+
+void gf_diag_set_rank(int rank, int ranks) {
+  if (ranks > 1) snprintf(process_prefix, sizeof process_prefix, "rank %d: ", rank);
+}
+
 gf_status gf_diag_verror(gf_diag *diag, gf_loc loc, gf_status status, const char *fmt, va_list ap) {
   char message[768];
   vsnprintf(message, sizeof message, fmt, ap);
@@ -78,7 +86,7 @@ gf_status gf_diag_verror(gf_diag *diag, gf_loc loc, gf_status status, const char
     snprintf(diag->last, sizeof diag->last, "%s", message);
   diag->count++;
   FILE *out = diag->out ? diag->out : stderr;
-  fprintf(out, "gflow: %s\n", diag->last);
+  fprintf(out, "gflow: %s%s\n", process_prefix, diag->last);
   size_t len = 0;
   const char *line = (loc.line > 0 && diag->text) ? source_line(diag->text, loc.line, &len) : NULL;
   if (line) {

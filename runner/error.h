@@ -74,6 +74,8 @@ typedef struct gf_diag {
 /* Sets every field, the lock included (a diag needs no clean-up). Calling it
  * again resets the diag; no thread may be reporting through it then. */
 void gf_diag_init(gf_diag *diag, const char *origin, const char *text);
+/* Under MPI (ranks > 1) every message starts `rank R: `; call once, first. */
+void gf_diag_set_rank(int rank, int ranks);
 
 /* `gflow: ORIGIN:LINE:COL: message`, the source line and a caret. Returns
  * `status` so callers can write `return gf_diag_at(d, loc, GF_INVALID, ...)`. */

@@ -69,6 +69,24 @@ double gf_eval_number(gf_eval *eval, const gf_expr *expr, int task, int64_t n, g
   return gf_expr_eval(expr, &ctx, status);
 }
 
+/* The grid's indices and coordinates of cell i of a field, into vars. */
+static void cell_vars(const gf_workflow *wf, const gf_field *field, int64_t i, double *vars) {
+  int64_t index[GF_MAX_DIMS] = {0};
+  gf_field_cell(field, i, index);
+  for (int d = 0; d < field->ndim; d++) {
+    if (field->decomposed) index[d] += wf->decomp.origin[d]; /* the grid's cell */
+    vars[GF_VAR_I0 + d] = (double)index[d];
+    vars[GF_VAR_X0 + d] = (double)index[d] * wf->spacing[d];
+  }
+}
+
+static void store(const gf_field *field, void *host, int64_t i, double v) {
+  if (field->dtype == GF_F64)
+    ((double *)host)[i] = v;
+  else
+    ((float *)host)[i] = (float)v;
+}
+
 gf_status gf_eval_field_init(gf_eval *eval, int f, void *host) {
   const gf_workflow *wf = eval->wf;
   const gf_field *field = &wf->fields[f];
@@ -76,33 +94,35 @@ gf_status gf_eval_field_init(gf_eval *eval, int f, void *host) {
     memset(host, 0, field->bytes);
     return GF_OK;
   }
+  if (field->init_kind != GF_INIT_HOOK) {
+    /* A constant or an expression (which cannot call a hook here): every
+     * cell on its own, on every core; a grid of 10^8 cells takes seconds. */
+    int failed = 0;
+#pragma omp parallel for schedule(static) reduction(| : failed)
+    for (int64_t i = 0; i < field->elems; i++) {
+      double vars[GF_VAR_COUNT] = {0}, v = field->init_value;
+      if (field->init_kind == GF_INIT_EXPR) {
+        gf_status st = GF_OK;
+        cell_vars(wf, field, i, vars);
+        v = gf_expr_eval(field->init_expr, &(gf_eval_ctx){.n = 0, .vars = vars}, &st);
+        failed |= st != GF_OK;
+      }
+      store(field, host, i, v);
+    }
+    return failed ? GF_INTERNAL : GF_OK;
+  }
   char context[128];
   snprintf(context, sizeof context, "initial value of field '%s'", field->name);
   double vars[GF_VAR_COUNT] = {0};
-  gf_eval_ctx ctx = {.n = 0, .vars = vars};
   gf_status st = GF_OK;
   for (int64_t i = 0; i < field->elems && st == GF_OK; i++) {
-    double v = field->init_value;
-    if (field->init_kind != GF_INIT_CONST) {
-      int64_t index[GF_MAX_DIMS] = {0};
-      gf_field_cell(field, i, index);
-      for (int d = 0; d < field->ndim; d++) {
-        vars[GF_VAR_I0 + d] = (double)index[d];
-        vars[GF_VAR_X0 + d] = (double)index[d] * wf->spacing[d];
-      }
-      if (field->init_kind == GF_INIT_EXPR) {
-        v = gf_expr_eval(field->init_expr, &ctx, &st);
-      } else {
-        double args[6] = {vars[GF_VAR_X0], vars[GF_VAR_X1], vars[GF_VAR_X2],
-                          vars[GF_VAR_I0], vars[GF_VAR_I1], vars[GF_VAR_I2]};
-        st = gf_lua_call(eval->lua, eval->hook_ids[field->init_hook], args, 6, &v,
-                         wf->hooks[field->init_hook].name, context);
-      }
-    }
-    if (field->dtype == GF_F64)
-      ((double *)host)[i] = v;
-    else
-      ((float *)host)[i] = (float)v;
+    double v = 0;
+    cell_vars(wf, field, i, vars);
+    double args[6] = {vars[GF_VAR_X0], vars[GF_VAR_X1], vars[GF_VAR_X2],
+                      vars[GF_VAR_I0], vars[GF_VAR_I1], vars[GF_VAR_I2]};
+    st = gf_lua_call(eval->lua, eval->hook_ids[field->init_hook], args, 6, &v,
+                     wf->hooks[field->init_hook].name, context);
+    store(field, host, i, v);
   }
   return st;
 }

@@ -33,10 +33,23 @@
 
 struct gf_host_ctx {
   gf_eval *eval;
+  gf_comm *comm;
+  gf_comm_batch *batch; /* the ghost-cell messages in flight */
+  void **buffers;       /* the program's run buffers, by id */
+  struct run *run;
 };
 
 gf_eval *gf_host_eval(gf_host_ctx *ctx) {
   return ctx->eval;
+}
+gf_comm *gf_host_comm(gf_host_ctx *ctx) {
+  return ctx->comm;
+}
+gf_comm_batch *gf_host_batch(gf_host_ctx *ctx) {
+  return ctx->batch;
+}
+void *gf_host_buffer(gf_host_ctx *ctx, int task, int j) {
+  return ctx->buffers[task * GF_MAX_TASK_TEMPS + j];
 }
 
 typedef struct run {
@@ -59,7 +72,11 @@ typedef struct run {
   gf_event *staged_ready;
   int64_t *count;         /* instances run, per task */
   gf_task_timing *timing; /* busy time per task, summed by the backend's sink */
-  gf_trace *trace;        /* the timeline, or NULL */
+  int64_t *host_busy_ns;  /* per task: host calls of tasks that communicate (MPI) */
+  void **buffers;         /* the program's run buffers (gf_emit_buffer), by id */
+  gf_comm *comm;
+  int stop_vote;   /* under MPI: why this rank wants to stop (a signal, GF_DIVERGED) */
+  gf_trace *trace; /* the timeline, or NULL */
   /* for the trace's flow arrows: the last device operation issued on each
    * stream, the operation each event was recorded after, and what each
    * stream waits for before its next operation */
@@ -177,6 +194,13 @@ static void *instance_address(void *user, int field, int inst) {
 }
 
 /* ---- the interpreter ------------------------------------------------------- */
+
+gf_status gf_host_fail(gf_host_ctx *ctx, int task, int64_t n, const char *why) {
+  run *r = ctx->run;
+  return gf_diag_error(r->diag, GF_INTERNAL,
+                       "ghost-cell exchange failed: task '%s', step %" PRId64 ": %s",
+                       task >= 0 ? r->wf->tasks[task].name : "-", n, why);
+}
 
 static gf_status device_failure(run *r, const gf_instr *in, int64_t n, const char *what) {
   const char *task = in->task >= 0 ? r->wf->tasks[in->task].name : "-";
@@ -319,6 +343,9 @@ static gf_status run_body(run *r, const gf_body *body, int64_t n) {
     st = issue(r, in, n);
     int64_t t1 = now_ns();
     r->backend_ns += t1 - t0;
+    if (in->kind == GF_I_HOST_CALL && in->task >= 0 &&
+        (r->wf->tasks[in->task].kind->traits & GF_KIND_HALO))
+      r->host_busy_ns[in->task] += t1 - t0; /* MPI's time is the exchange's */
     int kind = host_timed_kind(in->kind);
     if (kind >= 0 && gf_sink_wants(sink, kind))
       sink->report(
@@ -450,6 +477,7 @@ static gf_status check_resolve(run *r) {
       char cell[96] = "";
       int64_t index[GF_MAX_DIMS] = {0};
       gf_field_cell(field, at, index);
+      for (int d = 0; field->decomposed && d < field->ndim; d++) index[d] += wf->decomp.origin[d];
       for (int d = 0; d < field->ndim; d++)
         snprintf(cell + strlen(cell), sizeof cell - strlen(cell), "%s%" PRId64, d ? ", " : "",
                  index[d]);
@@ -528,16 +556,75 @@ static void check_release(run *r) {
 /* wall_s: the time loop, until every kernel and copy has finished; flushed_s:
  * until the outputs are durable (written and synced; the renames to their
  * final names follow at once). */
+/* The seed's timers from the busy times of one rank's tasks: kernels
+ * (stencil), boundary conditions and ghost-cell exchanges (task_halo.c). */
+static void seed_timers(const gf_workflow *wf, const double *busy_ms, double timers[3]) {
+  timers[0] = timers[1] = timers[2] = 0;
+  for (int t = 0; t < wf->ntasks; t++) {
+    const char *kind = wf->tasks[t].kind->name;
+    int which = strcmp(kind, "kernel") == 0     ? 0
+                : strcmp(kind, "boundary") == 0 ? 1
+                : strcmp(kind, "exchange") == 0 ? 2
+                                                : -1;
+    if (which >= 0 && busy_ms[t] > 0) timers[which] += busy_ms[t] / 1e3;
+  }
+}
+
+static int has_halo_tasks(const gf_workflow *wf) {
+  for (int t = 0; t < wf->ntasks; t++)
+    if (wf->tasks[t].kind->traits & GF_KIND_HALO) return 1;
+  return 0;
+}
+
 static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed_s,
                         const gf_run_options *options) {
   const gf_workflow *wf = r->wf;
   gf_backend *b = r->b;
+  const int ranks = gf_comm_size(r->comm), lead = gf_comm_rank(r->comm) == 0;
   double points = r->points, bytes = r->kernel_bytes;
   int64_t kernel_calls = r->kernel_calls;
   double overhead_us =
       r->task_ops ? ((double)(wall_s * 1e9) - (double)r->backend_ns) / 1e3 / (double)r->task_ops
                   : 0;
   if (overhead_us < 0) overhead_us = 0;
+  /* Per task: busy ms (-1: not measured), then the seed's timers and the
+   * loop's time: this rank's, and under MPI the maximum over the ranks and
+   * every rank's (rank 0). */
+  const int nvalues = wf->ntasks + 4;
+  double *mine = gf_calloc((size_t)nvalues, sizeof *mine);
+  double *most = gf_calloc((size_t)nvalues, sizeof *most);
+  double *all = lead ? gf_calloc((size_t)nvalues * (size_t)ranks, sizeof *all) : NULL;
+  if (!mine || !most || (lead && !all)) {
+    free(mine), free(most), free(all);
+    return gf_oom(r->diag, "writing the report");
+  }
+  for (int t = 0; t < wf->ntasks; t++) {
+    int timed = r->timing[t].count > 0 || r->host_busy_ns[t] > 0;
+    mine[t] = timed ? (double)(r->timing[t].busy_ns + r->host_busy_ns[t]) / 1e6 : -1;
+  }
+  seed_timers(wf, mine, mine + wf->ntasks);
+  mine[wf->ntasks + 3] = wall_s;
+  memcpy(most, mine, (size_t)nvalues * sizeof *mine);
+  gf_comm_max(r->comm, most, nvalues);
+  gf_comm_gather(r->comm, mine, nvalues, all);
+  double total_points = r->points, total_bytes = r->kernel_bytes;
+  double sums[2] = {r->points, r->kernel_bytes};
+  if (ranks > 1) {
+    /* the grid's points: the sum over the ranks */
+    double *each = lead ? gf_calloc((size_t)ranks * 2, sizeof *each) : NULL;
+    gf_comm_gather(r->comm, sums, 2, each);
+    if (each) {
+      total_points = total_bytes = 0;
+      for (int k = 0; k < ranks; k++) total_points += each[2 * k], total_bytes += each[2 * k + 1];
+      free(each);
+    }
+  }
+  wall_s = most[wf->ntasks + 3];
+  if (!lead) {
+    free(mine), free(most);
+    return GF_OK;
+  }
+  points = total_points, bytes = total_bytes;
 
   gf_text j = {0};
   gf_text_printf(&j, "{\n  \"workflow\": ");
@@ -549,32 +636,33 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
   gf_text_printf(&j,
                  ",\n  \"schedule\": \"%s\",\n  \"steps\": %" PRId64
                  ",\n  \"complete\": %s"
+                 ",\n  \"ranks\": %d"
                  ",\n  \"total_s\": %.9f,\n  \"flushed_s\": %.9f,\n"
                  "  \"gpts_per_s\": %.6f,\n  \"effective_gb_per_s\": %.6f,\n"
                  "  \"runner_overhead_us_per_task\": %.4f,\n  \"tasks\": [",
-                 wf->schedule->name, steps_run, steps_run == wf->steps ? "true" : "false", wall_s,
-                 flushed_s, points / wall_s / 1e9, bytes / wall_s / 1e9, overhead_us);
+                 wf->schedule->name, steps_run, steps_run == wf->steps ? "true" : "false", ranks,
+                 wall_s, flushed_s, points / wall_s / 1e9, bytes / wall_s / 1e9, overhead_us);
   if (!options->quiet) {
-    char of[48] = "";
+    char of[48] = "", over[48] = "";
     if (steps_run != wf->steps) snprintf(of, sizeof of, " of %" PRId64, wf->steps);
-    fprintf(stderr, "gflow: %s: %" PRId64 "%s steps in %.3f ms on the %s backend (schedule %s)\n",
-            wf->name, steps_run, of, wall_s * 1e3, b->name, wf->schedule->name);
+    if (ranks > 1) snprintf(over, sizeof over, " (%d ranks; the slowest's busy times)", ranks);
+    fprintf(stderr, "gflow: %s: %" PRId64 "%s steps in %.3f ms on the %s backend (schedule %s)%s\n",
+            wf->name, steps_run, of, wall_s * 1e3, b->name, wf->schedule->name, over);
     fprintf(stderr, "  %-14s %-7s %9s %12s %10s\n", "task", "kind", "count", "busy ms", "mean us");
   }
   for (int i = 0; i < wf->ntasks; i++) {
     int t = gf_plan_order(r->plan)[i];
     const gf_task *task = &wf->tasks[t];
     int64_t count = r->count[t];
-    /* busy time as the backend measured it; -1 where it did not */
-    int timed = r->timing[t].count > 0;
-    double busy_ms = timed ? (double)r->timing[t].busy_ns / 1e6 : -1;
+    double busy_ms = most[t]; /* as measured; -1 where it was not */
+    int timed = busy_ms >= 0;
     gf_text_printf(&j, "%s\n    {\"name\": ", i ? "," : "");
     gf_text_json(&j, task->name);
     gf_text_printf(&j, ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"busy_ms\": %.6f}",
                    task->kind->name, count, busy_ms);
     if (!options->quiet && timed)
       fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12.3f %10.2f\n", task->name, task->kind->name,
-              count, busy_ms, busy_ms * 1e3 / (double)count);
+              count, busy_ms, count ? busy_ms * 1e3 / (double)count : 0);
     else if (!options->quiet)
       fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12s %10s\n", task->name, task->kind->name, count,
               "-", "-");
@@ -612,16 +700,37 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
                 "them: outputs may hold another temporary's data\n");
     }
   }
+  const double *timers = most + wf->ntasks;
+  if (has_halo_tasks(wf) || ranks > 1) {
+    gf_text_printf(&j,
+                   ",\n  \"timers\": {\"stencil_s\": %.6f, \"boundary_condition_s\": %.6f, "
+                   "\"ghost_cell_s\": %.6f, \"total_s\": %.6f},\n  \"per_rank\": [",
+                   timers[0], timers[1], timers[2], timers[3]);
+    for (int k = 0; k < ranks; k++) {
+      const double *v = all + (size_t)k * (size_t)nvalues + wf->ntasks;
+      gf_text_printf(&j,
+                     "%s\n    {\"rank\": %d, \"stencil_s\": %.6f, \"boundary_condition_s\": "
+                     "%.6f, \"ghost_cell_s\": %.6f, \"total_s\": %.6f}",
+                     k ? "," : "", k, v[0], v[1], v[2], v[3]);
+    }
+    gf_text_printf(&j, "\n  ]");
+  }
   gf_text_printf(&j, "\n}\n");
   if (!options->quiet) {
     if (kernel_calls)
       fprintf(stderr, "  kernels: %.4g GPts/s, %.4g GB/s effective (%.3g points updated)\n",
               points / wall_s / 1e9, bytes / wall_s / 1e9, points);
+    if (has_halo_tasks(wf) || ranks > 1)
+      fprintf(stderr,
+              "  timing is stencil %.6f boundary condition %.6f ghost cell %.6f total %.6f "
+              "(seconds; busy times, the maximum over %d rank%s)\n",
+              timers[0], timers[1], timers[2], timers[3], ranks, ranks == 1 ? "" : "s");
     fprintf(stderr, "  runner overhead: %.2f us per task (host time outside backend calls)\n",
             overhead_us);
     fprintf(stderr, "  outputs in %s/, complete %.3f ms after the loop started\n", options->out_dir,
             flushed_s * 1e3);
   }
+  free(mine), free(most), free(all);
   char *json = gf_text_take(&j);
   gf_status st = gf_write_file_atomic(options->out_dir, "timings.json", json, r->diag);
   /* run.json: the same figures and what the run was (runinfo.c) */
@@ -653,6 +762,20 @@ static gf_status write_report(void *user) {
 }
 
 /* ---- entry ----------------------------------------------------------------- */
+
+/* The run buffers the program declared (the ghost-cell exchange's). */
+static gf_status allocate_buffers(run *r) {
+  for (int id = 0; id < gf_program_temp_count(r->program); id++) {
+    gf_space space = GF_SPACE_PINNED;
+    size_t bytes = gf_program_buffer(r->program, id, &space);
+    if (bytes && gf_memory_alloc(r->memory, space, bytes, NULL, &r->buffers[id]) != GF_OK)
+      return gf_diag_error(r->diag, GF_INTERNAL,
+                           "cannot allocate a buffer of task '%s' (%zu bytes of %s memory): %s",
+                           r->wf->tasks[id / GF_MAX_TASK_TEMPS].name, bytes, gf_space_name(space),
+                           r->b->error);
+  }
+  return GF_OK;
+}
 
 static gf_status create_streams_and_events(run *r) {
   gf_backend *b = r->b;
@@ -698,6 +821,34 @@ static gf_progress *start_progress(run *r, const gf_run_options *options) {
                             r->wf->steps, dt);
 }
 
+/* Under MPI, at every FENCE_STEPS-th step: reads the vote posted at the
+ * previous one (a maximum over the ranks of why each wants to stop) and
+ * posts this rank's. Every rank reads the same result at the same step, so
+ * a signal or a failed check on any rank stops them all at one step
+ * boundary (*stop 1). */
+static gf_status vote(run *r, int64_t n, int *stop, int *stop_signal) {
+  int value = 0, from = 0;
+  if (gf_comm_vote_pending(r->comm) && gf_comm_vote_result(r->comm, &value, &from) != GF_OK)
+    return gf_diag_error(r->diag, GF_INTERNAL, "the ranks' stop vote at step %" PRId64 " failed",
+                         n);
+  if (value == GF_DIVERGED) {
+    *stop = 1;
+    if (from != gf_comm_rank(r->comm))
+      snprintf(r->check_message, sizeof r->check_message,
+               "the check failed on rank %d (its message names the field and cell)", from);
+    return GF_DIVERGED;
+  }
+  if (value) {
+    *stop = 1;
+    *stop_signal = value;
+    return GF_OK;
+  }
+  if (gf_comm_vote_post(r->comm, r->stop_vote) != GF_OK)
+    return gf_diag_error(r->diag, GF_INTERNAL, "the ranks' stop vote at step %" PRId64 " failed",
+                         n);
+  return GF_OK;
+}
+
 /* The loop: every step of every segment, compiling the next stretch of
  * steps when the program ends before the loop does. Stops at a signal (at a
  * step boundary) or at the first failure; *steps_run counts the steps done. */
@@ -716,13 +867,25 @@ static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_
       const gf_segment *seg = &segments[s];
       for (int64_t k = 0; k < seg->steps && st == GF_OK; k++, n++) {
         if (options->stop && *options->stop) { /* a step boundary: stop here */
-          *stop_signal = (int)*options->stop;
-          return GF_OK;
+          if (!r->stop_vote && gf_comm_size(r->comm) > 1) r->stop_vote = (int)*options->stop;
+          if (gf_comm_size(r->comm) == 1) {
+            *stop_signal = (int)*options->stop;
+            return GF_OK;
+          }
         }
         st = run_body(r, gf_program_body(r->program, seg->bodies[k % seg->period]), n);
         if (st == GF_OK) *steps_run = n + 1;
         if (st == GF_OK) st = fence_step(r, n);
-        if (st == GF_OK && r->check_results) st = check_step(r, n);
+        if (st == GF_OK && r->check_results && r->stop_vote != GF_DIVERGED) st = check_step(r, n);
+        if (st == GF_DIVERGED && gf_comm_size(r->comm) > 1) { /* the ranks stop together */
+          r->stop_vote = GF_DIVERGED;
+          st = GF_OK;
+        }
+        if (st == GF_OK && gf_comm_size(r->comm) > 1 && (n + 1) % FENCE_STEPS == 0) {
+          int stop = 0;
+          st = vote(r, n, &stop, stop_signal);
+          if (stop) return st;
+        }
         if (progress)
           gf_progress_update(progress, n + 1, r->points, gf_writer_bytes_written(r->writer));
       }
@@ -741,23 +904,34 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
            .staged_slot = -1,
            .check_pending = -1};
   r.plan = gf_program_plan(program);
+  r.comm = options->comm;
   r.host.eval = eval;
+  r.host.comm = options->comm;
+  r.host.run = &r;
   r.nstreams = gf_plan_stream_count(r.plan);
   r.nevents = gf_program_event_count(program);
   r.timing = gf_calloc((size_t)wf->ntasks, sizeof *r.timing);
   r.count = gf_calloc((size_t)wf->ntasks, sizeof *r.count);
   r.temps = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.temps);
+  r.buffers = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.buffers);
+  r.host_busy_ns = gf_calloc((size_t)wf->ntasks + 1, sizeof *r.host_busy_ns);
+  r.host.buffers = r.buffers;
   /* The host's own work is timed for the trace alone. */
   unsigned host_kinds =
       (1u << GF_TIMED_HOST_WAIT) | (1u << GF_TIMED_HOST_CALL) | (1u << GF_TIMED_WRITE);
   b->sink = (gf_op_sink){run_sink, &r, options->trace_path ? host_kinds : 0};
-  gf_status st = r.timing && r.count && r.temps ? GF_OK : gf_oom(diag, "starting the run");
+  gf_status st = r.timing && r.count && r.temps && r.buffers && r.host_busy_ns &&
+                         gf_comm_batch_create(4, &r.host.batch) == GF_OK
+                     ? GF_OK
+                     : gf_oom(diag, "starting the run");
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
-  if (st == GF_OK) st = gf_writer_create(b, wf, options->out_dir, options->force, diag, &r.writer);
+  if (st == GF_OK)
+    st = gf_writer_create(b, wf, options->out_dir, options->force, r.comm, diag, &r.writer);
   if (st == GF_OK) st = check_prepare(&r);
-  if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, diag);
+  if (st == GF_OK) st = allocate_buffers(&r);
+  if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, r.buffers, diag);
 
   double wall_s = 0;
   int64_t t0 = now_ns(), steps_run = 0;
@@ -778,6 +952,17 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   keep = st == GF_OK || st == GF_DIVERGED;
   /* A lagged check still in flight: its verdict counts, over a signal's. */
   gf_status verdict = keep ? check_resolve(&r) : GF_OK;
+  if (gf_comm_size(r.comm) > 1) {
+    /* A rank that failed has said why; it ends the job rather than leave
+     * the others waiting in a collective. */
+    if (!keep) gf_comm_abort(r.comm, (int)st);
+    int fine = verdict == GF_OK && st == GF_OK;
+    if (!gf_comm_all(r.comm, fine) && fine) { /* another rank's last check failed */
+      verdict = GF_DIVERGED;
+      snprintf(r.check_message, sizeof r.check_message,
+               "the check failed on another rank (its message names the field and cell)");
+    }
+  }
   if (verdict != GF_OK) {
     st = verdict;
     if (st == GF_DIVERGED) stop_signal = 0;
@@ -812,11 +997,13 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
     if (steps_run > 0)
       snprintf(holds, sizeof holds, "outputs hold steps 0 to %" PRId64 "%s", steps_run - 1,
                what[0] ? ": " : "");
-    if (stop_signal)
-      st = gf_diag_error(diag, stop_signal == SIGINT ? GF_INTERRUPTED : GF_TERMINATED,
-                         "interrupted by %s at step %" PRId64 "; %s%s", signal_name, steps_run,
-                         holds, what);
-    else
+    /* Rank 0 says it for the job; every rank exits with the same status. */
+    int lead = gf_comm_rank(r.comm) == 0;
+    if (stop_signal) st = stop_signal == SIGINT ? GF_INTERRUPTED : GF_TERMINATED;
+    if (stop_signal && lead)
+      gf_diag_error(diag, st, "interrupted by %s at step %" PRId64 "; %s%s", signal_name, steps_run,
+                    holds, what);
+    else if (!stop_signal && lead)
       gf_diag_error(diag, GF_DIVERGED, "stopped by the check after step %" PRId64 "; %s%s",
                     steps_run - 1, holds, what);
     free(summary);
@@ -832,6 +1019,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   gf_memory_destroy(r.memory);
   free(r.count);
   free(r.temps);
+  free(r.buffers); /* their memory goes with r.memory */
+  free(r.host_busy_ns);
+  gf_comm_batch_free(r.host.batch);
   b->sink = (gf_op_sink){NULL, NULL, 0};
   free_trace(&r);
   free(r.timing);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "backend.h"
+#include "comm.h"
 #include "error.h"
 #include "eval.h"
 #include "program.h"
@@ -34,6 +35,9 @@ typedef struct gf_run_options {
   const gf_override *overrides;
   int noverrides;
   int threads;
+  /* The run's processes (comm.h): under MPI the ranks stop together, write
+   * one set of outputs and one report. NULL: one process. */
+  gf_comm *comm;
 } gf_run_options;
 
 /* Runs the whole workflow: `program` holds the steps compiled so far (the

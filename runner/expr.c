@@ -270,6 +270,21 @@ const char *gf_expr_text(const gf_expr *expr) {
   return expr->text;
 }
 
+gf_expr *gf_expr_copy(const gf_expr *expr) {
+  if (!expr) return NULL;
+  size_t size = sizeof *expr + (size_t)expr->count * sizeof expr->ops[0];
+  gf_expr *copy = gf_malloc(size);
+  char *text = gf_strdup(expr->text);
+  if (!copy || !text) {
+    free(copy);
+    free(text);
+    return NULL;
+  }
+  memcpy(copy, expr, size);
+  copy->text = text;
+  return copy;
+}
+
 void gf_expr_free(gf_expr *expr) {
   if (!expr) return;
   free(expr->text);

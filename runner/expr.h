@@ -74,6 +74,8 @@ int gf_expr_calls_hook(const gf_expr *expr);
 const char *gf_expr_text(const gf_expr *expr);
 
 void gf_expr_free(gf_expr *expr);
+/* A copy of `expr` (NULL stays NULL; NULL also when out of memory). */
+gf_expr *gf_expr_copy(const gf_expr *expr);
 
 /* A value for a message: "NaN" rather than printf's "-nan", else %g. Returns buf. */
 const char *gf_number_text(double v, char *buf, size_t size);

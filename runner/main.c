@@ -14,6 +14,8 @@
 
 #include "backend.h"
 #include "collect.h"
+#include "comm.h"
+#include "decompose.h"
 #include "error.h"
 #include "eval.h"
 #include "exec.h"
@@ -97,6 +99,8 @@ typedef struct cli {
   const char *format; /* dag: dot, mermaid, svg, png */
   int argc;           /* the whole command line, for run.json */
   char **argv;
+  int ranks, rank; /* validate, dag: the rank whose share to plan */
+  gf_comm *comm;   /* run: MPI, or one process */
 } cli;
 
 /* The one way a command line is refused: one line and where to read more.
@@ -268,6 +272,22 @@ static gf_status opt_format(cli *c, const char *arg) {
   return usage_error(c, "--format takes dot, mermaid, svg or png, not '%s'", arg);
 }
 
+static gf_status opt_ranks(cli *c, const char *arg) {
+  int64_t v;
+  if (!parse_int(arg, &v) || v < 1 || v > 1 << 20)
+    return usage_error(c, "--ranks takes a rank count, not '%s'", arg);
+  c->ranks = (int)v;
+  return GF_OK;
+}
+
+static gf_status opt_rank(cli *c, const char *arg) {
+  int64_t v;
+  if (!parse_int(arg, &v) || v < 0 || v >= 1 << 20)
+    return usage_error(c, "--rank takes a rank, not '%s'", arg);
+  c->rank = (int)v;
+  return GF_OK;
+}
+
 static gf_status opt_help(cli *c, const char *arg) {
   (void)arg;
   c->help = 1;
@@ -292,7 +312,8 @@ static const cli_option options[] = {
      "auto (default: the GPU if one answers and every kernel\n"
      "has a GPU implementation, else the CPU), cpu or gpu"},
     {"device", "N", CMD_RUN, opt_device,
-     "GPU index (default: SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK or 0)"},
+     "GPU index (default: SLURM_LOCALID, else the node-local MPI rank,\n"
+     "modulo the GPUs there are, else 0)"},
     {"threads", "N", CMD_RUN, opt_threads,
      "CPU backend: OpenMP threads per kernel (default: all cores)"},
     {"out", "DIR", CMD_RUN, opt_out, "output folder (default: out/NAME, NAME the workflow's name)"},
@@ -320,6 +341,10 @@ static const cli_option options[] = {
      "(default 10; on a terminal one line is redrawn)"},
     {"format", "NAME", CMD_DAG, opt_format,
      "dot (default), mermaid, or svg / png (rendered by Graphviz)"},
+    {"ranks", "N", CMD_VALIDATE | CMD_DAG, opt_ranks,
+     "plan the share of one rank of a run over N MPI ranks\n"
+     "(run takes its ranks from mpirun or srun)"},
+    {"rank", "R", CMD_VALIDATE | CMD_DAG, opt_rank, "with --ranks: which rank (default 0)"},
     {"help", NULL, CMD_ALL, opt_help, "print this help"},
 };
 enum { NOPTIONS = (int)(sizeof options / sizeof options[0]) };
@@ -486,8 +511,10 @@ static int built_with_gpu(void) {
 static gf_status open_backend(const cli *c, const gf_workflow *wf, gf_diag *diag,
                               gf_backend **out) {
   /* A GPU times its operations with events only when asked: the trace asks. */
-  gf_backend_options options = {
-      .device = c->device, .threads = c->threads, .timing = c->timing || c->trace};
+  gf_backend_options options = {.device = c->device,
+                                .local_rank = gf_comm_local_rank(c->comm),
+                                .threads = c->threads,
+                                .timing = c->timing || c->trace};
   const char *want = c->backend ? c->backend : "auto";
   char why[512] = "asked for with --backend cpu";
   if (strcmp(want, "cpu") != 0) {
@@ -585,14 +612,25 @@ static gf_status run_command(cli *c) {
     gf_registry_free(registry);
     return GF_OK;
   }
+  /* Every rank loads and plans the same file: rank 0 alone says what is wrong with it. */
+  FILE *quiet_rank = c->comm && gf_comm_rank(c->comm) > 0 ? fopen("/dev/null", "w") : NULL;
+  if (quiet_rank) diag.out = quiet_rank;
   if (st == GF_OK)
     st = gf_workflow_load(c->file, c->overrides, c->noverrides, registry, NULL, &diag, &wf, &eval);
   if (st == GF_OK) {
     gf_diag_init(&diag, wf->path, wf->source);
+    if (quiet_rank) diag.out = quiet_rank;
     gf_unstable_policy unstable = c->command->bit != CMD_RUN ? GF_UNSTABLE_NOTE
                                   : c->allow_unstable        ? GF_UNSTABLE_ALLOW
                                                              : GF_UNSTABLE_REFUSE;
     st = gf_workflow_check_stable(wf, unstable, &diag);
+    /* This process's share: its block and its ghost-cell tasks (decompose.h). */
+    int ranks = c->comm ? gf_comm_size(c->comm) : c->ranks ? c->ranks : 1;
+    int rank = c->comm ? gf_comm_rank(c->comm) : c->rank;
+    if (st == GF_OK && rank >= ranks)
+      st = usage_error(c, "--rank %d is not one of the %d ranks", rank, ranks);
+    if (st == GF_OK)
+      st = gf_decompose(wf, ranks, rank, c->comm ? gf_comm_gpu_aware(c->comm) : 0, &diag);
     if (st == GF_OK) st = gf_plan_create(wf, &diag, &plan);
   }
   if (st == GF_OK && c->command->bit == CMD_VALIDATE) {
@@ -605,6 +643,11 @@ static gf_status run_command(cli *c) {
     }
   }
   if (st == GF_OK && c->command->bit == CMD_DAG) st = write_dag(c, plan, &diag);
+  if (quiet_rank) { /* from here on each rank says what fails on it */
+    diag.out = stderr;
+    fclose(quiet_rank);
+    quiet_rank = NULL;
+  }
   if (st == GF_OK && c->command->bit == CMD_RUN) {
     /* Compiled (and so checked) before anything runs: every step up to
      * GF_VALIDATE_MAX_STEPS; the run compiles the rest as it reaches it. */
@@ -631,7 +674,8 @@ static gf_status run_command(cli *c) {
                                 .argv = c->argv,
                                 .overrides = c->overrides,
                                 .noverrides = c->noverrides,
-                                .threads = c->threads};
+                                .threads = c->threads,
+                                .comm = c->comm};
       catch_stop_signals();
       st = gf_exec_run(wf, program, eval, backend, &options, &diag);
     }
@@ -764,10 +808,26 @@ int main(int argc, char **argv) {
   if (!(c.argv = gf_calloc((size_t)argc + 1, sizeof *c.argv))) return (int)cli_out_of_memory();
   memcpy(c.argv, argv, (size_t)argc * sizeof *argv);
   gf_status st = parse_args(argc, argv, &c);
-  if (st == GF_OK && c.help)
+  if (st == GF_OK && c.help) {
     print_command_help(c.command, stdout);
-  else if (st == GF_OK)
+  } else if (st == GF_OK && c.command->bit == CMD_RUN) {
+    /* Under mpirun or srun: one rank of a job (comm.h). Rank 0 speaks for
+     * the job; the others report only their errors, named by rank. */
+    gf_diag diag;
+    gf_diag_init(&diag, NULL, NULL);
+    st = gf_comm_create(&argc, &argv, &diag, &c.comm);
+    if (st == GF_OK) {
+      gf_diag_set_rank(gf_comm_rank(c.comm), gf_comm_size(c.comm));
+      if (gf_comm_rank(c.comm) > 0) c.quiet = 1;
+      st = run_command(&c);
+      /* A rank whose device failed before the loop ends the job, so none
+       * waits on it; the others' failures (the workflow) are every rank's. */
+      if (st == GF_INTERNAL) gf_comm_abort(c.comm, (int)st);
+    }
+    gf_comm_free(c.comm);
+  } else if (st == GF_OK) {
     st = run_command(&c);
+  }
   for (int i = 0; i < c.noverrides; i++) free((char *)c.overrides[i].key);
   free(c.overrides);
   free(c.plugins);

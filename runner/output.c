@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm.h"
 #include "schedule.h"
 #include "text.h"
 
@@ -26,7 +27,8 @@ typedef struct out_file {
   char *name;      /* final name inside the folder */
   char *temp_name; /* where it is written until complete */
   int fd;
-  size_t plane_bytes;
+  gf_comm_file *shared; /* under MPI: the one file every rank writes its block of */
+  size_t plane_bytes;   /* of the whole plane, in the file */
   int64_t planes;
   uint8_t *written; /* a bit per plane */
   int64_t nwritten;
@@ -52,6 +54,8 @@ typedef struct job {
 
 struct gf_writer {
   gf_backend *backend;
+  gf_comm *comm; /* rank 0 locks, checks, names and renames; every rank writes its block */
+  int lead;      /* 1 on rank 0 (and without MPI) */
   const gf_workflow *wf;
   gf_diag *diag; /* the run's; the writer thread reports here too (a diag locks each message) */
   char *dir;
@@ -297,8 +301,16 @@ static void *writer_main(void *arg) {
     const gf_op_sink *sink = &w->backend->sink;
     int timed = gf_sink_wants(sink, GF_TIMED_WRITE);
     int64_t started = timed ? now_ns() : 0;
-    if (!failed && write_all(f->fd, w->buffers[j.slot], f->plane_bytes,
-                             (off_t)(j.plane * (int64_t)f->plane_bytes)) != 0) {
+    char why[256];
+    if (!failed && f->shared &&
+        gf_comm_file_write(f->shared, j.plane, w->buffers[j.slot], why, sizeof why) != GF_OK) {
+      gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
+                    w->dir, f->name, why);
+      atomic_store(&w->failed, GF_IOERR);
+      failed = 1;
+    } else if (!failed && !f->shared &&
+               write_all(f->fd, w->buffers[j.slot], f->plane_bytes,
+                         (off_t)(j.plane * (int64_t)f->plane_bytes)) != 0) {
       gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
                     w->dir, f->name, io_error_text(errno));
       atomic_store(&w->failed, GF_IOERR);
@@ -326,12 +338,44 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
+/* Where this rank's block lies in each plane of a file of field `field`. */
+static gf_comm_block block_of(const gf_workflow *wf, int field) {
+  const gf_field *fl = &wf->fields[field];
+  gf_comm_block b = {.ndim = fl->ndim, .dtype = fl->dtype};
+  for (int d = 0; d < GF_MAX_DIMS; d++) {
+    b.global[d] = d < wf->ndim ? wf->shape[d] : 1;
+    b.local[d] = fl->shape[d];
+    b.lo[d] = wf->decomp.write_lo[d];
+    b.hi[d] = wf->decomp.write_hi[d];
+    b.origin[d] = wf->decomp.origin[d];
+  }
+  return b;
+}
+
+/* Opens the temporary file of one output: one process's own, or under MPI
+ * the one file all ranks write (collective). */
+static gf_status open_output(gf_writer *w, out_file *f, const char *path, gf_diag *diag) {
+  if (gf_comm_size(w->comm) > 1) {
+    char why[256];
+    gf_comm_block block = block_of(w->wf, f->field);
+    gf_status st = gf_comm_file_open(w->comm, path, &block, &f->shared, why, sizeof why);
+    if (st != GF_OK) return gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", path, why);
+    return GF_OK;
+  }
+  f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (f->fd < 0)
+    return gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", path, strerror(errno));
+  return GF_OK;
+}
+
 gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
-                           int force, gf_diag *diag, gf_writer **out) {
+                           int force, gf_comm *comm, gf_diag *diag, gf_writer **out) {
   *out = NULL;
   gf_writer *w = gf_calloc(1, sizeof *w);
   if (!w) return gf_oom(diag, "creating the output writer");
   w->backend = backend;
+  w->comm = comm;
+  w->lead = gf_comm_rank(comm) == 0;
   w->wf = wf;
   w->diag = diag;
   w->lock_fd = -1;
@@ -342,10 +386,15 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
   w->files = gf_calloc((size_t)wf->nfiles, sizeof *w->files);
   if (!w->dir || !w->files) return gf_oom(diag, "creating the output writer");
 
-  gf_status st = gf_make_dirs(out_dir, diag);
-  if (st == GF_OK) st = lock_folder(w, out_dir, diag);
-  if (st == GF_OK && !force) st = check_space(wf, out_dir, diag);
-  if (st != GF_OK) return st;
+  gf_status st = GF_OK;
+  if (w->lead) {
+    st = gf_make_dirs(out_dir, diag);
+    if (st == GF_OK) st = lock_folder(w, out_dir, diag);
+    if (st == GF_OK && !force) st = check_space(wf, out_dir, diag);
+  }
+  /* The other ranks follow rank 0: its folder, its pid in the file names. */
+  if (!gf_comm_all(comm, st == GF_OK)) return st != GF_OK ? st : GF_CANTCREATE;
+  long pid = (long)gf_comm_broadcast(comm, (int64_t)getpid());
   for (int i = 0; i < wf->nfiles; i++) {
     const gf_file *file = &wf->files[i];
     out_file *f = &w->files[w->nfiles++];
@@ -353,17 +402,18 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
     f->field = file->field;
     f->fd = -1;
     f->name = gf_strdup(file->name);
-    f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, (long)getpid());
+    f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, pid);
     f->plane_bytes = file->plane_bytes;
     f->planes = file->planes;
     f->written = gf_calloc((size_t)(file->planes + 7) / 8, 1);
-    if (f->plane_bytes > w->slot_bytes) w->slot_bytes = f->plane_bytes;
+    /* A staging buffer holds the instance as this process has it (its block). */
+    if (wf->fields[file->field].bytes > w->slot_bytes)
+      w->slot_bytes = wf->fields[file->field].bytes;
 
     char *path = f->name && f->temp_name && f->written ? join_path(out_dir, f->temp_name) : NULL;
     if (!path) return gf_oom(diag, "opening the output files");
-    f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f->fd < 0) {
-      st = gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", path, strerror(errno));
+    st = open_output(w, f, path, diag);
+    if (st != GF_OK) {
       free(path);
       return st;
     }
@@ -462,7 +512,8 @@ static char *sidecar_json(const gf_writer *w, const out_file *f, const gf_run_in
   gf_text_json(&b, f->name);
   gf_text_printf(&b, ",\n  \"dtype\": \"%s\",\n  \"order\": \"C\",\n  \"shape\": [%" PRId64,
                  field->dtype == GF_F64 ? "float64" : "float32", f->planes);
-  for (int d = 0; d < field->ndim; d++) gf_text_printf(&b, ", %" PRId64, field->shape[d]);
+  for (int d = 0; d < field->ndim; d++) /* the grid's, not a rank's block */
+    gf_text_printf(&b, ", %" PRId64, field->decomposed ? wf->shape[d] : field->shape[d]);
   gf_text_printf(&b, "],\n  \"field\": ");
   gf_text_json(&b, field->name);
   gf_text_printf(&b, ",\n  \"task\": ");
@@ -550,20 +601,54 @@ void gf_remove_file(const char *dir, const char *name) {
   remove_at(dir, name, "");
 }
 
+/* The file all ranks wrote (collective): rank 0 checks it is still there,
+ * then every rank sizes, syncs and closes it; with `ok` 0 it is only closed. */
+static gf_status settle_shared(gf_writer *w, out_file *f, int ok) {
+  gf_status st = GF_OK;
+  char why[256] = "";
+  if (ok && w->lead) {
+    char *path = join_path(w->dir, f->temp_name);
+    struct stat info;
+    if (path && stat(path, &info) != 0)
+      st = gf_diag_error(w->diag, GF_IOERR,
+                         "cannot finish %s/%s: its temporary file %s was removed during the run",
+                         w->dir, f->name, f->temp_name);
+    free(path);
+  }
+  ok = gf_comm_all(w->comm, ok && st == GF_OK);
+  if (!ok) {
+    gf_comm_file_abandon(f->shared);
+  } else if (gf_comm_file_close(f->shared, (int64_t)(f->plane_bytes * (size_t)f->planes), why,
+                                sizeof why) != GF_OK) {
+    st = gf_diag_error(w->diag, GF_IOERR, "cannot finish %s/%s: %s", w->dir, f->name, why);
+  }
+  f->shared = NULL;
+  return !ok && st == GF_OK ? GF_IOERR : st;
+}
+
 gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
                            gf_status (*before_rename)(void *user), void *user) {
   stop_thread(w);
   gf_status st = gf_writer_status(w);
   if (st != GF_OK) ok = 0;
-  for (int i = 0; i < w->nfiles && ok; i++)
-    if ((st = settle_file(w, &w->files[i])) != GF_OK) ok = 0;
-  /* Sidecars are written whole before anything is renamed. */
+  /* Under MPI the ranks agree at each stage: every rank's part, or nothing. */
+  ok = gf_comm_all(w->comm, ok);
+  for (int i = 0; i < w->nfiles; i++) {
+    out_file *f = &w->files[i];
+    gf_status settled = f->shared ? settle_shared(w, f, ok) : ok ? settle_file(w, f) : GF_OK;
+    if (settled != GF_OK) {
+      ok = 0;
+      if (st == GF_OK) st = settled;
+    }
+  }
+  ok = gf_comm_all(w->comm, ok);
+  /* Sidecars are written whole before anything is renamed, by rank 0. */
   char **sidecar_temp = gf_calloc((size_t)w->nfiles + 1, sizeof *sidecar_temp);
   if (!sidecar_temp && ok) {
     st = gf_oom(w->diag, "finishing the output files");
     ok = 0;
   }
-  for (int i = 0; i < w->nfiles && ok; i++) {
+  for (int i = 0; i < w->nfiles && ok && w->lead; i++) {
     char *json = sidecar_json(w, &w->files[i], info);
     char *sidecar = gf_asprintf("%s.json", w->files[i].name);
     sidecar_temp[i] = sidecar ? temp_path(w->dir, sidecar) : NULL;
@@ -575,10 +660,13 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
     free(sidecar);
     free(json);
   }
-  /* The data is durable: what the caller writes about the run goes first. */
+  /* The data is durable: what the caller writes about the run goes first
+   * (on every rank: the report gathers their figures). */
+  ok = gf_comm_all(w->comm, ok);
   if (ok && before_rename && (st = before_rename(user)) != GF_OK) ok = 0;
+  ok = gf_comm_all(w->comm, ok);
   /* Each file, then its sidecar: a sidecar never describes a file not there. */
-  for (int i = 0; i < w->nfiles && ok; i++) {
+  for (int i = 0; i < w->nfiles && ok && w->lead; i++) {
     out_file *f = &w->files[i];
     char *from = join_path(w->dir, f->temp_name), *to = join_path(w->dir, f->name);
     char *sidecar = to ? gf_asprintf("%s.json", to) : NULL;
@@ -593,7 +681,9 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
     free(to);
     free(sidecar);
   }
-  if (!ok) /* nothing half-written keeps a name that looks complete */
+  ok = (int)gf_comm_broadcast(w->comm, ok);
+  if (!ok && st == GF_OK) st = GF_IOERR; /* another rank failed, and said so */
+  if (!ok && w->lead)                    /* nothing half-written keeps a name that looks complete */
     for (int i = 0; i < w->nfiles; i++) {
       out_file *f = &w->files[i];
       remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
@@ -641,6 +731,7 @@ void gf_writer_destroy(gf_writer *w) {
       close(f->fd);
       remove_at(w->dir, f->temp_name, "");
     }
+    if (f->shared) gf_comm_file_abandon(f->shared);
     free(f->name);
     free(f->temp_name);
     free(f->written);

@@ -8,6 +8,10 @@
  * the writer thread waits for that event, writes the plane at its offset and
  * frees the buffer. Host memory therefore does not grow with the planes.
  *
+ * Under MPI (gf_comm of several ranks) every rank writes its block of each
+ * plane into the one file (MPI-IO, the grid's layout), and rank 0 alone
+ * locks the folder, checks its space, writes the sidecars and renames.
+ *
  * Files are written under a temporary name in the output folder and renamed
  * to their final names only at the end, each with a JSON sidecar (NAME.json)
  * that describes the layout, which planes hold data and whether the run
@@ -31,8 +35,9 @@ typedef struct gf_writer gf_writer;
  * in the free space of its file system (unless `force`), opens a temporary
  * file per output task and allocates the staging buffers. GF_CANTCREATE when
  * the folder or a file cannot be created, is locked, or lacks the space. */
+typedef struct gf_comm gf_comm;
 gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
-                           int force, gf_diag *diag, gf_writer **out);
+                           int force, gf_comm *comm, gf_diag *diag, gf_writer **out);
 
 /* Waits for a free staging buffer. Fails (GF_IOERR) once the writer thread has
  * failed, so the time loop stops at the next output. */

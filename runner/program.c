@@ -37,6 +37,9 @@ struct gf_program {
 
   gf_instance_fn instance; /* binding, once installed */
   void *instance_user;
+  void *const *buffers; /* the run buffers, by id */
+  size_t *buffer_bytes; /* declared by gf_emit_buffer, by id */
+  gf_space *buffer_space;
   int bound; /* bodies [0, bound) are bound */
 
   gf_emitter emitter;
@@ -210,6 +213,8 @@ typedef struct instr_key {
   int src_kind, src_field, src_inst, src_temp;
   size_t bytes;
   int inst[GF_MAX_TASK_REFS];
+  int has_box;
+  gf_box box;
   const void *param, *kernel, *call_data;
   void (*bind)(void), (*call)(void);
 } instr_key;
@@ -226,6 +231,8 @@ static instr_key key_of(const gf_instr *in) {
   k.src_temp = in->src.temp;
   k.bytes = in->bytes;
   memcpy(k.inst, in->inst, sizeof k.inst);
+  k.has_box = in->has_box;
+  if (in->has_box) k.box = in->box;
   k.param = in->param, k.kernel = in->kernel, k.call_data = in->call_data;
   k.bind = (void (*)(void))in->bind, k.call = (void (*)(void))in->call;
   return k;
@@ -449,9 +456,11 @@ static gf_status bind_body(gf_program *p, gf_body *body, gf_diag *diag) {
       int nparams = 0;
       while (in->kernel->params[nparams].name) nparams++;
       in->args = aligned_alloc(64, GF_MAX_KERNEL_ARGS_SIZE);
-      in->params = gf_calloc((size_t)nparams, sizeof *in->params);
+      in->params = gf_calloc((size_t)nparams + 1, sizeof *in->params);
       if (!in->args || !in->params) return gf_oom(diag, "binding the program");
-      gf_status st = in->bind(wf, task, data, in->args, in->params, &in->nparams);
+      gf_status st = in->bind(wf, task, in->has_box ? &in->box : NULL, data,
+                              p->buffers ? p->buffers + (size_t)in->task * GF_MAX_TASK_TEMPS : NULL,
+                              in->args, in->params, &in->nparams);
       if (st != GF_OK) return st;
       in->ntemps = 0;
       for (size_t at = 0; at + sizeof(void *) <= in->kernel->args_size; at += sizeof(void *)) {
@@ -468,9 +477,11 @@ static gf_status bind_body(gf_program *p, gf_body *body, gf_diag *diag) {
   return GF_OK;
 }
 
-gf_status gf_program_bind(gf_program *p, gf_instance_fn instance, void *user, gf_diag *diag) {
+gf_status gf_program_bind(gf_program *p, gf_instance_fn instance, void *user, void *const *buffers,
+                          gf_diag *diag) {
   p->instance = instance;
   p->instance_user = user;
+  p->buffers = buffers;
   for (int b = p->bound; b < p->nbodies; b++) {
     gf_status st = bind_body(p, &p->bodies[b], diag);
     if (st != GF_OK) return st;
@@ -493,6 +504,8 @@ void gf_program_free(gf_program *p) {
   free(p->table);
   free_segments(p);
   free(p->emitter.instrs);
+  free(p->buffer_bytes);
+  free(p->buffer_space);
   free(p);
 }
 
@@ -521,6 +534,28 @@ int gf_program_temp_count(const gf_program *p) {
 
 int gf_emit_temp(gf_emitter *e, int j) {
   return e->instance->task * GF_MAX_TASK_TEMPS + j;
+}
+
+void gf_emit_buffer(gf_emitter *e, int j, size_t bytes, gf_space space) {
+  gf_program *p = e->program;
+  int id = gf_emit_temp(e, j);
+  if (!p->buffer_bytes) {
+    size_t count = (size_t)gf_program_temp_count(p);
+    p->buffer_bytes = gf_calloc(count, sizeof *p->buffer_bytes);
+    p->buffer_space = gf_calloc(count, sizeof *p->buffer_space);
+    if (!p->buffer_bytes || !p->buffer_space) {
+      e->out_of_memory = 1;
+      return;
+    }
+  }
+  if (bytes > p->buffer_bytes[id]) p->buffer_bytes[id] = bytes;
+  p->buffer_space[id] = space;
+}
+
+size_t gf_program_buffer(const gf_program *p, int id, gf_space *space) {
+  if (!p->buffer_bytes) return 0;
+  *space = p->buffer_space[id];
+  return p->buffer_bytes[id];
 }
 
 void gf_program_write_summary(const gf_program *p, FILE *out) {

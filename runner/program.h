@@ -76,13 +76,25 @@ typedef struct gf_instr_param {
 typedef struct gf_host_ctx gf_host_ctx; /* exec.c's, handed to host calls */
 /* The run's evaluation object, for a host call that evaluates or calls a hook. */
 gf_eval *gf_host_eval(gf_host_ctx *ctx);
+/* For the ghost-cell exchange's host calls (task_halo.c): the run's
+ * processes, the messages in flight, a buffer of the task (gf_emit_buffer),
+ * and how a failure is reported (naming the task, its stream and step). */
+typedef struct gf_comm gf_comm;
+typedef struct gf_comm_batch gf_comm_batch;
+gf_comm *gf_host_comm(gf_host_ctx *ctx);
+gf_comm_batch *gf_host_batch(gf_host_ctx *ctx);
+void *gf_host_buffer(gf_host_ctx *ctx, int task, int j);
+gf_status gf_host_fail(gf_host_ctx *ctx, int task, int64_t n, const char *why);
 typedef gf_status (*gf_host_fn)(gf_host_ctx *ctx, const gf_workflow *wf, int task, int64_t n,
                                 const void *data);
 
 /* Fills a launch's argument struct from the addresses of its task's accesses
- * (in task->access order) and lists the scalars that change per step. */
-typedef gf_status (*gf_bind_fn)(const gf_workflow *wf, const gf_task *task, void *const *data,
-                                void *args, gf_instr_param *params, int *nparams);
+ * (in task->access order) and of its buffers (gf_emit_buffer), the cells it
+ * updates (`box`; NULL: the whole interior), and lists the scalars that
+ * change per step. `data` and `buffers` are NULL at load time (check()). */
+typedef gf_status (*gf_bind_fn)(const gf_workflow *wf, const gf_task *task, const gf_box *box,
+                                void *const *data, void *const *buffers, void *args,
+                                gf_instr_param *params, int *nparams);
 
 typedef struct gf_instr {
   gf_instr_kind kind;
@@ -108,6 +120,8 @@ typedef struct gf_instr {
   gf_instr_temp temps[GF_MAX_TASK_REFS]; /* the temporaries among its arrays */
   int ntemps;
   int64_t points; /* grid points the launch updates (kernel->points) */
+  int has_box;    /* GF_I_LAUNCH: `box` are the cells it updates (a split call) */
+  gf_box box;
   /* GF_I_HOST_CALL */
   gf_host_fn call;
   const void *call_data;
@@ -155,7 +169,8 @@ int gf_program_temp_count(const gf_program *program);
  * every launch of the bodies compiled so far (and of those compiled later,
  * as they are compiled). */
 typedef void *(*gf_instance_fn)(void *user, int field, int inst);
-gf_status gf_program_bind(gf_program *program, gf_instance_fn instance, void *user, gf_diag *diag);
+gf_status gf_program_bind(gf_program *program, gf_instance_fn instance, void *user,
+                          void *const *buffers, gf_diag *diag);
 
 const char *gf_instr_kind_name(gf_instr_kind kind);
 
@@ -179,5 +194,13 @@ int gf_emit_temp(gf_emitter *e, int j);
 /* An operand for access `a` of the task being emitted: the field instance,
  * or the step's temporary when the field is scratch. */
 gf_operand gf_emit_access(gf_emitter *e, int a);
+/* Buffer `j` (< GF_MAX_TASK_TEMPS) of the task being emitted: `bytes` in
+ * `space`, allocated once for the run before the loop (its launches get it
+ * through gf_bind_fn's `buffers`, its host calls through gf_host_buffer). */
+void gf_emit_buffer(gf_emitter *e, int j, size_t bytes, gf_space space);
+
+/* The run buffers the program declared: bytes (0: none) and space of
+ * buffer `id` = task * GF_MAX_TASK_TEMPS + j, ids in [0, gf_program_temp_count). */
+size_t gf_program_buffer(const gf_program *program, int id, gf_space *space);
 
 #endif

@@ -57,7 +57,9 @@ static void key_figures(gf_text *j, const gf_workflow *wf) {
     gf_text_json(j, gf_dtype_name(wf->fields[f].dtype));
     gf_text_puts(j, "}");
   }
-  gf_text_puts(j, "},\n    \"ranks\": 1\n  }");
+  gf_text_printf(j, "},\n    \"ranks\": %d,\n    \"decomposition\": [", wf->decomp.ranks);
+  for (int d = 0; d < wf->ndim; d++) gf_text_printf(j, "%s%d", d ? ", " : "", wf->decomp.dims[d]);
+  gf_text_puts(j, "]\n  }");
 }
 
 /* The --set list as an object, a key given twice once with its last value. */

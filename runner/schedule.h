@@ -35,6 +35,7 @@ typedef struct gf_sched_streams {
   int count;
   int io_streams;  /* auto: IO streams after the compute stream */
   int64_t io_next; /* auto: round robin over them */
+  int halo_stream; /* auto: the stream of the ghost-cell tasks (task_halo.c), -1: none */
 } gf_sched_streams;
 
 struct gf_schedule {

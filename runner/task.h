@@ -68,6 +68,7 @@ typedef struct gf_dep {
 enum {
   GF_KIND_ON_HOST = 1,    /* runs on the host in issue order: no stream, touches no field */
   GF_KIND_MOVES_DATA = 2, /* a copy: `auto` puts it on an IO stream, `sync` waits for it */
+  GF_KIND_HALO = 4,       /* keeps ghost cells current (task_halo.c): `auto` gives it a stream */
 };
 
 /* The YAML of one task as its kind's loader sees it. */

@@ -32,8 +32,10 @@ static gf_box whole_box(const gf_workflow *wf, const gf_task *task) {
 /* The argument struct: array arguments point at data[access] (NULL when
  * data is NULL), constant scalars hold their value, and each scalar that
  * changes per step is listed in `params` (when not NULL) and holds 0. */
-static gf_status marshal(const gf_workflow *wf, const gf_task *task, void *const *data, void *args,
+static gf_status marshal(const gf_workflow *wf, const gf_task *task, const gf_box *box,
+                         void *const *data, void *const *buffers, void *args,
                          gf_instr_param *params, int *nparams) {
+  (void)buffers;
   const gf_kernel_task *k = task->data;
   unsigned char *base = args;
   memset(base, 0, k->kernel->args_size);
@@ -50,8 +52,12 @@ static gf_status marshal(const gf_workflow *wf, const gf_task *task, void *const
                           .halo = wf->halo,
                           .max_abs = NAN};
         if (!data && field->init_kind == GF_INIT_CONST) array.max_abs = fabs(field->init_value);
+        /* A grid-shaped field under MPI is this rank's block (gf_decompose). */
+        int block = field->decomposed;
         for (int d = 0; d < GF_MAX_DIMS; d++) {
-          array.shape[d] = array.global_shape[d] = field->shape[d];
+          array.shape[d] = field->shape[d];
+          array.origin[d] = block ? wf->decomp.origin[d] : 0;
+          array.global_shape[d] = block && d < wf->ndim ? wf->shape[d] : field->shape[d];
           array.spacing[d] = d < wf->ndim ? wf->spacing[d] : 1.0;
         }
         memcpy(at, &array, sizeof array);
@@ -74,12 +80,15 @@ static gf_status marshal(const gf_workflow *wf, const gf_task *task, void *const
         }
         break;
       }
-      case GF_PARAM_INDEX:
-        memcpy(at, arg->index, sizeof arg->index);
+      case GF_PARAM_INDEX: { /* in the arrays' own indices (gflow.h) */
+        int64_t index[GF_MAX_DIMS];
+        for (int d = 0; d < GF_MAX_DIMS; d++) index[d] = arg->index[d] - wf->decomp.origin[d];
+        memcpy(at, index, sizeof index);
         break;
+      }
       case GF_PARAM_BOX: {
-        gf_box box = whole_box(wf, task);
-        memcpy(at, &box, sizeof box);
+        gf_box cells = box ? *box : whole_box(wf, task);
+        memcpy(at, &cells, sizeof cells);
         break;
       }
     }
@@ -181,7 +190,7 @@ static gf_status check_gf_kernel_args(loader *ld, gf_task *task, yaml_node_t *ke
   const gf_kernel_task *k = task->data;
   if (!k->kernel->check && !k->kernel->stable) return GF_OK;
   _Alignas(max_align_t) unsigned char args[GF_MAX_KERNEL_ARGS_SIZE];
-  marshal(gf_load_workflow(ld), task, NULL, args, NULL, NULL);
+  marshal(gf_load_workflow(ld), task, NULL, NULL, NULL, args, NULL, NULL);
   char why[256] = "";
   if (k->kernel->check && k->kernel->check(args, why, sizeof why) != 0)
     return gf_load_fail(ld, kernel_node, "kernel %s cannot run with these arguments: %s",
@@ -323,10 +332,38 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
 static gf_status emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
                       const gf_task_instance *instance) {
   (void)wf;
-  gf_instr *launch = gf_emit(e, GF_I_LAUNCH);
-  memcpy(launch->inst, instance->inst, sizeof launch->inst);
-  launch->kernel = ((const gf_kernel_task *)task->data)->kernel;
-  launch->bind = marshal;
+  const gf_kernel_task *k = task->data;
+  for (int b = 0; b < (k->nboxes ? k->nboxes : 1); b++) {
+    gf_instr *launch = gf_emit(e, GF_I_LAUNCH);
+    memcpy(launch->inst, instance->inst, sizeof launch->inst);
+    launch->kernel = k->kernel;
+    launch->bind = marshal;
+    launch->has_box = k->nboxes > 0;
+    if (k->nboxes) launch->box = k->boxes[b];
+  }
+  return GF_OK;
+}
+
+gf_status gf_kernel_task_split(const gf_task *task, const char *name, const gf_box *boxes,
+                               int nboxes, gf_task *out) {
+  const gf_kernel_task *k = task->data;
+  memset(out, 0, sizeof *out);
+  gf_kernel_task *part = gf_calloc(1, sizeof *part);
+  out->name = gf_strdup(name);
+  if (!part || !out->name) {
+    free(part);
+    free(out->name);
+    return GF_INTERNAL;
+  }
+  *part = *k;
+  part->shares_args = 1;
+  part->nboxes = nboxes;
+  memcpy(part->boxes, boxes, (size_t)nboxes * sizeof *boxes);
+  out->kind = task->kind;
+  out->data = part;
+  out->loc = task->loc;
+  out->stream.group = -1;
+  out->record.group = -1;
   return GF_OK;
 }
 
@@ -338,6 +375,10 @@ static const char *describe(const gf_workflow *wf, const gf_task *task) {
 static void free_kernel(void *data) {
   gf_kernel_task *k = data;
   if (!k) return;
+  if (k->shares_args) {
+    free(k);
+    return;
+  }
   for (int i = 0; i < k->nargs; i++) gf_expr_free(k->args[i].value);
   free(k->args);
   free(k);

@@ -18,6 +18,17 @@ typedef struct gf_kernel_task {
   const gf_kernel *kernel;
   gf_kernel_arg *args; /* one per kernel parameter, in table order */
   int nargs;
+  /* A call gf_decompose split around a ghost-cell exchange: each launch of
+   * the task updates one of these boxes (0 boxes: the whole interior). */
+  gf_box boxes[2 * GF_MAX_DIMS];
+  int nboxes;
+  int shares_args; /* 1: `args` belong to the task this one was split from */
 } gf_kernel_task;
+
+/* The part of `task` (a kernel task) that updates `boxes`: a new task
+ * named `name` with the same kernel and arguments, for gf_decompose. The
+ * caller owns it (gf_task_free_copy); NULL when out of memory. */
+gf_status gf_kernel_task_split(const gf_task *task, const char *name, const gf_box *boxes,
+                               int nboxes, gf_task *out);
 
 #endif

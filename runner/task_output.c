@@ -97,7 +97,7 @@ static gf_status emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
   gf_instr *copy = gf_emit(e, GF_I_COPY);
   copy->src = gf_emit_access(e, 0);
   copy->dst = (gf_operand){.kind = GF_OPND_STAGED};
-  copy->bytes = wf->files[o->file].plane_bytes;
+  copy->bytes = wf->fields[wf->files[o->file].field].bytes; /* this process's block of the plane */
   gf_emit(e, GF_I_RECORD)->event = -1;
   gf_instr *write = gf_emit(e, GF_I_WRITE);
   write->file = o->file;

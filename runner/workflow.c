@@ -607,10 +607,33 @@ static gf_status load_grid_halo(loader *ld, yaml_node_t *key, yaml_node_t *value
   return GF_OK;
 }
 
+/* `boundary: none | copy | periodic`, or `boundary: {fixed: VALUE}`. */
+static gf_status load_grid_boundary(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                    void *target) {
+  (void)key, (void)target;
+  gf_boundary *b = &ld->wf->boundary;
+  b->loc = gf_load_loc(ld, value);
+  if (value->type == YAML_MAPPING_NODE) {
+    yaml_node_t *fixed = NULL;
+    static const gf_key_spec fixed_keys[] = {{"fixed", 1, NULL}};
+    gf_status status = gf_load_mapping(ld, value, "boundary", fixed_keys, COUNT_OF(fixed_keys),
+                                       NULL, NULL, &fixed);
+    if (status || (status = get_number(ld, fixed, 0, &b->value))) return status;
+    b->kind = GF_BOUNDARY_FIXED;
+    return GF_OK;
+  }
+  static const char *const kinds[] = {"none", "copy", "periodic"};
+  int kind = 0;
+  gf_status status = get_choice(ld, value, "boundary (or {fixed: VALUE})", kinds, 3, &kind);
+  b->kind = (gf_boundary_kind)kind;
+  return status;
+}
+
 static const gf_key_spec grid_keys[] = {
     {"shape", 1, load_grid_shape},
     {"spacing", 0, load_grid_spacing},
     {"halo", 0, load_grid_halo},
+    {"boundary", 0, load_grid_boundary},
 };
 
 static gf_status load_grid(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
@@ -1557,13 +1580,66 @@ static gf_status default_check(loader *ld) {
   return GF_OK;
 }
 
+/* ---- decomposition and exchange (MPI) --------------------------------------- */
+
+/* `decomposition: [P0, P1]` (ranks along each grid axis) or `auto`. */
+static gf_status load_decomposition(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                    void *target) {
+  (void)key, (void)target;
+  gf_decomposition *dc = &ld->wf->decomp;
+  dc->loc = gf_load_loc(ld, value);
+  const char *s = gf_load_scalar(value);
+  if (s && strcmp(s, "auto") == 0) return GF_OK;
+  if (value->type != YAML_SEQUENCE_NODE)
+    return gf_load_fail_type(ld, value, "auto or a sequence of rank counts, one per grid axis");
+  int count = (int)(value->data.sequence.items.top - value->data.sequence.items.start);
+  if (count != ld->wf->ndim)
+    return gf_load_fail(ld, value, "decomposition has %d entr%s, the grid has %d axes", count,
+                        count == 1 ? "y" : "ies", ld->wf->ndim);
+  for (int d = 0; d < count; d++) {
+    int64_t ranks = 0;
+    gf_status status = get_int(ld, gf_load_node(ld, value->data.sequence.items.start[d]),
+                               "ranks along an axis", 1, 65536, &ranks);
+    if (status) return status;
+    dc->dims[d] = (int)ranks;
+  }
+  return GF_OK;
+}
+
+static gf_status load_exchange_corners(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                       void *target) {
+  (void)key, (void)target;
+  return get_bool(ld, value, &ld->wf->decomp.corners);
+}
+
+static gf_status load_exchange_overlap(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                       void *target) {
+  (void)key, (void)target;
+  return get_bool(ld, value, &ld->wf->decomp.overlap);
+}
+
+static const gf_key_spec exchange_keys[] = {
+    {"corners", 0, load_exchange_corners},
+    {"overlap", 0, load_exchange_overlap},
+};
+
+static gf_status load_exchange(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  ld->wf->decomp.exchange_loc = gf_load_loc(ld, value);
+  return gf_load_mapping(ld, value, "exchange", exchange_keys, COUNT_OF(exchange_keys), NULL, NULL,
+                         NULL);
+}
+
 /* In the order they load: each may use what the ones above it defined. */
 static const gf_key_spec top_keys[] = {
-    {"gflow", 1, load_version},     {"name", 1, load_name},       {"grid", 1, load_grid},
-    {"hooks", 0, load_hooks},       {"params", 0, load_params},   {"memory", 0, load_memory},
-    {"fields", 1, load_fields},     {"streams", 0, load_streams}, {"events", 0, load_events},
-    {"schedule", 0, load_schedule}, {"loop", 1, load_loop},       {"limits", 0, load_limits},
-    {"check", 0, load_check},
+    {"gflow", 1, load_version},     {"name", 1, load_name},
+    {"grid", 1, load_grid},         {"hooks", 0, load_hooks},
+    {"params", 0, load_params},     {"memory", 0, load_memory},
+    {"fields", 1, load_fields},     {"streams", 0, load_streams},
+    {"events", 0, load_events},     {"schedule", 0, load_schedule},
+    {"loop", 1, load_loop},         {"limits", 0, load_limits},
+    {"check", 0, load_check},       {"decomposition", 0, load_decomposition},
+    {"exchange", 0, load_exchange},
 };
 
 /* ---- Lua -------------------------------------------------------------------- */
@@ -1958,8 +2034,8 @@ static int default_staging(const gf_workflow *wf) {
 
 size_t gf_workflow_plane_bytes(const gf_workflow *wf) {
   size_t plane = 0;
-  for (int f = 0; f < wf->nfiles; f++)
-    if (wf->files[f].plane_bytes > plane) plane = wf->files[f].plane_bytes;
+  for (int f = 0; f < wf->nfiles; f++) /* what this process holds of a plane: its block */
+    if (wf->fields[wf->files[f].field].bytes > plane) plane = wf->fields[wf->files[f].field].bytes;
   return plane;
 }
 
@@ -2031,6 +2107,9 @@ static gf_status load_document(loader *ld, const gf_override *overrides, int nov
   wf->pool_strategy = GF_POOL_RESOURCE_AWARE;
   wf->pool_release_threshold = SIZE_MAX;
   wf->schedule = gf_schedule_find("auto");
+  wf->decomp.corners = 1;
+  wf->decomp.overlap = 1;
+  wf->decomp.ranks = 1;
   if ((status = gf_load_mapping(ld, yaml_document_get_root_node(&ld->doc), NULL, top_keys,
                                 COUNT_OF(top_keys), NULL, NULL, NULL)))
     return status;

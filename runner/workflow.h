@@ -38,10 +38,14 @@ typedef struct gf_field {
   char *name;
   gf_dtype dtype;
   int ndim;
-  int64_t shape[GF_MAX_DIMS]; /* trailing dims 1 */
-  int64_t elems;              /* product of shape */
-  size_t bytes;               /* one instance */
-  int ring;                   /* instances, >= 1; U[n+2] picks (n+2) mod ring */
+  /* The array this process holds: the field's shape, or, for a grid-shaped
+   * field of a decomposed run, this rank's block (gf_decompose: decomposed
+   * 1, its cell 0 is the grid's cell wf->decomp.origin). Trailing dims 1. */
+  int64_t shape[GF_MAX_DIMS];
+  int decomposed;
+  int64_t elems; /* product of shape */
+  size_t bytes;  /* one instance */
+  int ring;      /* instances, >= 1; U[n+2] picks (n+2) mod ring */
   gf_space space;
   int prefetch;    /* managed: prefetch to the device before the loop */
   int read_mostly; /* managed: advise read-mostly */
@@ -101,6 +105,42 @@ typedef struct gf_check {
   gf_loc loc;
 } gf_check;
 
+/* `grid.boundary`: what the halo cells at the grid's edges hold. */
+typedef enum gf_boundary_kind {
+  GF_BOUNDARY_NONE,     /* never written: they keep their initial values (a rigid wall) */
+  GF_BOUNDARY_COPY,     /* each takes the nearest interior value (the GhostExchange seed's) */
+  GF_BOUNDARY_PERIODIC, /* the grid wraps around: they hold the far side's interior */
+  GF_BOUNDARY_FIXED,    /* each is set to `value` */
+} gf_boundary_kind;
+
+typedef struct gf_boundary {
+  gf_boundary_kind kind;
+  double value; /* GF_BOUNDARY_FIXED */
+  gf_loc loc;
+} gf_boundary;
+
+/* How the grid is split over the processes of an MPI run (decompose.h), and
+ * how their ghost cells are exchanged. Loaded from `decomposition:` and
+ * `exchange:`; the block this process holds is filled in by gf_decompose. */
+typedef struct gf_decomposition {
+  int dims[GF_MAX_DIMS]; /* ranks along each axis; all 0: auto */
+  gf_loc loc;
+  int gpu_aware; /* MPI sends from GPU memory: exchange buffers live there */
+  int corners;   /* exchange.corners: the corner (diagonal) ghost cells too */
+  int overlap;   /* exchange.overlap: interior work runs while ghost cells travel */
+  gf_loc exchange_loc;
+  /* gf_decompose: this process's block. The grid's interior (cells at
+   * least `halo` from its edges) is split along each axis as the seed
+   * splits it; a block is the cells it owns plus `halo` cells on each side,
+   * ghost cells from a neighbour or the grid's own halo at its edges. */
+  int ranks, rank;
+  int coords[GF_MAX_DIMS];
+  int64_t origin[GF_MAX_DIMS];   /* the grid cell of the block's cell 0 */
+  int neighbour[GF_MAX_DIMS][2]; /* the rank across each side, -1: the grid's edge */
+  int64_t write_lo[GF_MAX_DIMS]; /* the cells of the block this rank writes to */
+  int64_t write_hi[GF_MAX_DIMS]; /* outputs: owned, and the grid's halo at its edges */
+} gf_decomposition;
+
 typedef struct gf_workflow {
   char *path;   /* as given on the command line */
   char *dir;    /* folder of path, for hook files */
@@ -142,6 +182,8 @@ typedef struct gf_workflow {
   gf_pool_strategy pool_strategy; /* memory.pool.strategy: where scratch fields come from */
   size_t pool_release_threshold;  /* memory.pool.release_threshold; SIZE_MAX: keep all */
 
+  gf_boundary boundary;     /* grid.boundary */
+  gf_decomposition decomp;  /* decomposition:, exchange: and this process's block */
   gf_lua_limits lua_limits; /* `limits:` as applied (0: the hooks' default) */
   gf_check check;           /* `check:`, or the default check; every == 0: off */
 } gf_workflow;
@@ -192,7 +234,8 @@ const char *gf_dtype_name(gf_dtype dtype);
 /* The cell of a field at C-order offset i. */
 void gf_field_cell(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS]);
 
-/* Bytes of one output staging buffer: the largest plane of any file (0: none). */
+/* Bytes of one output staging buffer: the largest instance any file takes a
+ * plane from, as this process holds it (0: none). */
 size_t gf_workflow_plane_bytes(const gf_workflow *wf);
 
 /* The first task that only the CPU backend can run: a kernel task whose kernel

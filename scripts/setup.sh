@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config libyaml-dev liblua5.4-dev libpng-dev graphviz)
+packages=(build-essential cmake pkg-config libyaml-dev liblua5.4-dev libpng-dev graphviz libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

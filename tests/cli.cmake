@@ -1,6 +1,8 @@
 # Integration tests: the gflow command end to end.
 add_executable(wave2d_seed reference/wave2d_seed.c)
 target_link_libraries(wave2d_seed PRIVATE m)
+add_executable(blur_seed reference/blur_seed.c)
+target_link_libraries(blur_seed PRIVATE m)
 add_executable(compare_raw reference/compare_raw.c)
 target_link_libraries(compare_raw PRIVATE m)
 
@@ -39,3 +41,10 @@ add_test(NAME scratch
 # scripts/test.sh's stages: every stage runs, the summary counts for real.
 add_test(NAME test_stages
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/stages.sh ${PROJECT_SOURCE_DIR})
+# Runs split over MPI ranks (mpirun, CPU backend): bit-identical to one
+# process and to an independent reference, errors, stopping together.
+if(MPI_C_FOUND)
+  add_test(NAME mpi
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/mpi.sh $<TARGET_FILE:gflow>
+            $<TARGET_FILE:blur_seed> ${PROJECT_SOURCE_DIR})
+endif()

@@ -192,7 +192,7 @@ static void *fake_address(void *user, int field, int inst) {
 static void test_binding(void) {
   compiled c;
   if (!compile("../workflows/wave2d.yaml", NULL, 0, 1000, &c)) return;
-  CHECK_INT(gf_program_bind(c.program, fake_address, NULL, &c.diag), GF_OK);
+  CHECK_INT(gf_program_bind(c.program, fake_address, NULL, NULL, &c.diag), GF_OK);
   const gf_body *b = body_of(c.program, 7);
   const gf_instr *launch = find_kind(b, GF_I_LAUNCH);
   const gf_array *U0 =

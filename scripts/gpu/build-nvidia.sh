@@ -55,12 +55,18 @@ for t in compare_raw wave2d_seed; do
   gcc -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE "tests/reference/$t.c" -lm -o "$OUT/bin/$t"
 done
 
-# What the programs need at run time there: glibc and the driver, nothing else.
+# What the programs need at run time there: glibc, the driver and Open MPI's
+# libmpi.so.40 (the H200 machine has Open MPI 4.1.6, the same ABI as Debian's
+# 4.1.4) with what it brings along, nothing else.
 echo "== run-time libraries"
 status=0
+libmpi=$(ldd "$OUT/bin/gflow" | awk '$1 == "libmpi.so.40" {print $3}')
+mpi_closure=$([ -n "$libmpi" ] && ldd "$libmpi" | awk '{print $1}' | sed 's/\.so.*//' |
+  sort -u | paste -sd'|')
 for p in "$OUT"/bin/*; do
   extra=$(ldd "$p" | awk '{print $1}' |
-    grep -Ev '^(linux-vdso\.so|/lib64/ld-linux-x86-64\.so|lib(c|m|dl|rt|pthread)\.so)' || true)
+    grep -Ev '^(linux-vdso\.so|/lib64/ld-linux-x86-64\.so|lib(c|m|dl|rt|pthread)\.so|libmpi\.so)' |
+    grep -Ev "^(${mpi_closure:-none})\.so" || true)
   if [[ -n $extra ]]; then
     echo "$p needs: $extra" >&2
     status=1

@@ -29,11 +29,19 @@ sets_for() {
     *) echo "--set memory.default=$1" ;;
   esac
 }
+# Workflows whose own size is a benchmark's run here small, on one process.
+small_sets() {
+  case $(basename "$1" .yaml) in
+    ghost_exchange) echo "--set grid.shape=[404,404] --set decomposition=auto" ;;
+  esac
+}
 for wf in workflows/*.yaml; do
   name=$(basename "$wf" .yaml)
   echo "== $name"
   cpu=$tmp/$name-cpu
-  expect_exit 0 "$name on the CPU backend" -- "$gflow" run "$wf" --backend cpu --quiet --out "$cpu"
+  # shellcheck disable=SC2046
+  expect_exit 0 "$name on the CPU backend" -- "$gflow" run "$wf" --backend cpu --quiet --out "$cpu" \
+    $(small_sets "$wf")
   outputs=$(cd "$cpu" && ls ./*.dat 2>/dev/null | sed 's|^\./||')
   first=""
   for strategy in "${strategies[@]}"; do
@@ -41,7 +49,7 @@ for wf in workflows/*.yaml; do
       dir=$tmp/$name-$strategy-$schedule
       # shellcheck disable=SC2046
       expect_exit 0 "$name $strategy $schedule" -- "$gflow" run "$wf" --backend gpu --quiet \
-        --out "$dir" --set schedule=$schedule $(sets_for "$strategy")
+        --out "$dir" --set schedule=$schedule $(sets_for "$strategy") $(small_sets "$wf")
       [ "$status" -eq 0 ] || continue
       for f in $outputs; do
         if [ -z "$first" ]; then
@@ -93,6 +101,34 @@ expect_exit 76 "check stops a bad field" -- "$gflow" run workflows/wave2d.yaml -
   --out "$tmp/chk_bad"
 expect_contains "$err" "gflow: check failed at step 6: field 'U' instance" "the GPU check names field and step"
 echo "   $(echo "$err" | grep -m1 'check failed')"
+
+echo "== MPI: ranks sharing the GPU, bit-identical to one rank"
+if command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  mpi_runs=("tests/mpi/blur.yaml x.dat --set grid.shape=[1004,1004] --set params.steps=60"
+    "workflows/wave2d.yaml array_out.dat --set schedule=events"
+    "workflows/wave2d.yaml array_out.dat --set schedule=auto"
+    "tests/mpi/blur.yaml x.dat --set grid.shape=[2004,2004] --set params.steps=40 --set grid.boundary=periodic")
+  for row in "${mpi_runs[@]}"; do
+    eval "set -- $row"
+    wf=$1 file=$2
+    shift 2
+    one=$tmp/mpi-one
+    rm -rf "$one"
+    expect_exit 0 "$wf on one rank" -- "$gflow" run "$wf" --backend gpu --quiet --out "$one" "$@" \
+      --set decomposition=auto
+    for np in 2 4; do
+      dir=$tmp/mpi-$np
+      rm -rf "$dir"
+      expect_exit 0 "$wf on $np ranks" -- mpirun -np "$np" "$gflow" run "$wf" --backend gpu --quiet \
+        --out "$dir" "$@" --set decomposition=auto
+      cmp -s "$one/$file" "$dir/$file" && pass || fail "$wf on $np ranks differs from one rank"
+    done
+    echo "   $wf $*: 2 and 4 ranks on the GPU, same bits as one rank"
+  done
+else
+  echo "   mpirun not found: skipped"
+fi
 
 echo "== faults"
 expect_exit 70 "out of device memory" -- "$gflow" run workflows/wave2d.yaml --backend gpu \

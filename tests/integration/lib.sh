@@ -22,7 +22,9 @@ expect_exit() {
 
 # expect_contains HAYSTACK NEEDLE DESCRIPTION
 expect_contains() {
-  if printf '%s' "$1" | grep -qF -- "$2"; then pass; else fail "$3: missing '$2' in: $1"; fi
+  # a here-string, not a pipe: grep -q stops reading at the first match, and
+  # under pipefail the writer's SIGPIPE would fail a long haystack
+  if grep -qF -- "$2" <<<"$1"; then pass; else fail "$3: missing '$2' in: $1"; fi
 }
 
 finish() {

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# mpi.sh GFLOW BLUR_SEED SOURCE_DIR - runs split over MPI ranks (mpirun, CPU
+# backend): every decomposed run's output bit-identical to one process's,
+# which is bit-identical to an independent reference (blur_seed); the
+# boundary conditions, corners, uneven and explicit splits, overlap on and
+# off, wave2d; errors; a stop on one rank stops all; a killed rank ends the job.
+set -u
+gflow=$1
+blur_seed=$2
+cd "$3" || exit 1
+. tests/integration/lib.sh
+if ! command -v mpirun >/dev/null; then
+  echo "mpi.sh: mpirun not installed (apt-get install openmpi-bin libopenmpi-dev)" >&2
+  exit 1
+fi
+# Open MPI keeps thousands of allocations until exit, and matching each
+# against suppressions takes LeakSanitizer minutes: ranks under mpirun run
+# without the leak check (the one-process runs here keep it, and every other
+# test checks gflow's own code for leaks).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+mpi_asan=${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}
+[ "$mpi_asan" = "$ASAN_OPTIONS" ] && mpi_asan="$ASAN_OPTIONS:detect_leaks=0"
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# More ranks than cores: ranks that wait yield the core instead of spinning
+# (MPI's progress loop and OpenMP's idle threads), one OpenMP thread each.
+export OMPI_MCA_mpi_yield_when_idle=1 OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+mpi() { # mpi NP ARGS...: gflow on NP ranks
+  local np=$1
+  shift
+  ASAN_OPTIONS=$mpi_asan timeout 300 mpirun -np "$np" -x ASAN_OPTIONS -x OMP_NUM_THREADS \
+    -x OMP_WAIT_POLICY "$gflow" "$@"
+}
+blur=tests/mpi/blur.yaml
+
+echo "== one process against the reference"
+for bc in copy periodic fixed:0.5; do
+  set_bc=$bc
+  [ "${bc%%:*}" = fixed ] && set_bc="{fixed: ${bc#fixed:}}"
+  expect_exit 0 "blur $bc, one process" -- "$gflow" run $blur --quiet --out "$tmp/one-${bc%%:*}" \
+    --set "grid.boundary=$set_bc"
+  "$blur_seed" "$tmp/ref-${bc%%:*}.dat" 49 39 2 12 "$bc"
+  cmp -s "$tmp/ref-${bc%%:*}.dat" "$tmp/one-${bc%%:*}/x.dat" && pass ||
+    fail "blur $bc: one process differs from the reference"
+done
+
+same() { # same WHAT DIR REF: DIR/x.dat is REF's bits
+  cmp -s "$3" "$2/x.dat" && pass || fail "$1: output differs from one process's"
+}
+
+echo "== split over ranks: bit-identical to one process"
+for np in 2 3 4; do
+  expect_exit 0 "blur copy on $np ranks" -- mpi $np run $blur --quiet --out "$tmp/copy-$np"
+  same "blur copy, $np ranks" "$tmp/copy-$np" "$tmp/one-copy/x.dat"
+done
+expect_exit 0 "corners off" -- mpi 4 run $blur --quiet --out "$tmp/nocorners" \
+  --set exchange.corners=false
+same "corners off, 4 ranks (a 5-point stencil reads no corner)" "$tmp/nocorners" "$tmp/one-copy/x.dat"
+expect_exit 0 "overlap off" -- mpi 4 run $blur --quiet --out "$tmp/nooverlap" \
+  --set exchange.overlap=false
+same "overlap off, 4 ranks" "$tmp/nooverlap" "$tmp/one-copy/x.dat"
+expect_exit 0 "schedule sync" -- mpi 3 run $blur --quiet --out "$tmp/sync" --set schedule=sync
+same "schedule sync, 3 ranks" "$tmp/sync" "$tmp/one-copy/x.dat"
+expect_exit 0 "decomposition [1, 4]" -- mpi 4 run $blur --quiet --out "$tmp/d14" \
+  --set 'decomposition=[1,4]'
+same "decomposition [1, 4]" "$tmp/d14" "$tmp/one-copy/x.dat"
+expect_exit 0 "decomposition [3, 1]" -- mpi 3 run $blur --quiet --out "$tmp/d31" \
+  --set 'decomposition=[3,1]'
+same "decomposition [3, 1]" "$tmp/d31" "$tmp/one-copy/x.dat"
+for np in 2 4; do
+  expect_exit 0 "periodic on $np ranks" -- mpi $np run $blur --quiet --out "$tmp/periodic-$np" \
+    --set grid.boundary=periodic
+  same "periodic, $np ranks" "$tmp/periodic-$np" "$tmp/one-periodic/x.dat"
+done
+expect_exit 0 "periodic [1, 2]" -- mpi 2 run $blur --quiet --out "$tmp/periodic-12" \
+  --set grid.boundary=periodic --set 'decomposition=[1,2]'
+same "periodic, decomposition [1, 2] (one rank wraps onto itself)" "$tmp/periodic-12" \
+  "$tmp/one-periodic/x.dat"
+expect_exit 0 "fixed on 3 ranks" -- mpi 3 run $blur --quiet --out "$tmp/fixed-3" \
+  --set 'grid.boundary={fixed: 0.5}'
+same "fixed, 3 ranks" "$tmp/fixed-3" "$tmp/one-fixed/x.dat"
+grep -q '"ranks": 4' "$tmp/copy-4/timings.json" && pass || fail "timings.json says 4 ranks"
+grep -q '"per_rank": \[' "$tmp/copy-4/timings.json" && pass || fail "timings.json has per-rank figures"
+grep -q '"shape": \[12, 49, 39\]' "$tmp/copy-4/x.dat.json" && pass ||
+  fail "the sidecar gives the whole grid's shape: $(grep shape "$tmp/copy-4/x.dat.json")"
+[ "$(find "$tmp/copy-4" -name '.*partial*' | wc -l)" -eq 0 ] && pass || fail "temporary files left"
+
+echo "== wave2d split over ranks"
+wave=(workflows/wave2d.yaml --quiet --set 'grid.shape=[64,64]')
+expect_exit 0 "wave2d, one process" -- "$gflow" run "${wave[@]}" --out "$tmp/wave-1"
+for np in 2 4; do
+  expect_exit 0 "wave2d on $np ranks (events)" -- mpi $np run "${wave[@]}" --out "$tmp/wave-$np"
+  cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-$np/array_out.dat" && pass ||
+    fail "wave2d on $np ranks differs from one process"
+done
+expect_exit 0 "wave2d on 4 ranks (auto, overlap)" -- mpi 4 run "${wave[@]}" --set schedule=auto \
+  --out "$tmp/wave-auto"
+cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-auto/array_out.dat" && pass ||
+  fail "wave2d on 4 ranks under auto differs from one process"
+
+echo "== errors"
+expect_exit 65 "decomposition for another rank count" -- mpi 3 run workflows/ghost_exchange.yaml \
+  --set 'grid.shape=[44,44]' --out "$tmp/wrong"
+expect_contains "$err" "ghost_exchange.yaml:22:16: decomposition [2, 2] needs 4 ranks; this run has 3 (start it with mpirun -np 4, or change the decomposition)" "the rank count is refused at the key"
+[ "$(printf '%s\n' "$err" | grep -c 'needs 4 ranks')" -eq 1 ] && pass ||
+  fail "the workflow's error is said once (rank 0), not by every rank: $err"
+expect_exit 65 "a share smaller than the halo" -- "$gflow" validate $blur --ranks 512
+expect_contains "$err" "blur.yaml:11:16: decomposition [32, 16] leaves a rank 1 cells along axis 0, fewer than the halo of 2: use fewer ranks along that axis" "a share below the halo"
+expect_exit 64 "srun without PMI" -- env SLURM_STEP_NUM_TASKS=2 "$gflow" run $blur --out "$tmp/srun"
+expect_contains "$err" "Slurm started 2 tasks for this step, but MPI sees one rank" "srun without --mpi=pmix"
+
+echo "== stopping together"
+long=(tests/mpi/blur.yaml --set 'grid.shape=[204,204]' --set params.steps=100000
+  --set 'loop.tasks.1.when=n % 1000 == 0' --set 'loop.tasks.1.output.plane=n // 1000'
+  --set loop.tasks.1.output.planes=100)
+rank_pid() { # rank_pid R PATTERN: the pid of MPI rank R of the gflow whose command line has PATTERN
+  local p
+  for p in $(pgrep -f "gflow run .*$2"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p"
+  done | head -1
+}
+started() { # started DIR: the time loop runs (its output file is open)
+  for _ in $(seq 600); do
+    compgen -G "$1/.x.dat.partial-*" >/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+mpi 2 run "${long[@]}" --out "$tmp/stop" 2>"$tmp/stop.err" &
+job=$!
+started "$tmp/stop" && sleep 1
+pid=$(rank_pid 1 "$tmp/stop")
+kill -TERM "$pid" 2>/dev/null
+wait $job
+status=$?
+[ "$status" -ne 0 ] && pass || fail "SIGTERM to rank 1: mpirun exited 0"
+expect_contains "$(cat "$tmp/stop.err")" "gflow: rank 0: interrupted by SIGTERM at step" "every rank stops on rank 1's signal"
+grep -q '"complete": false' "$tmp/stop/x.dat.json" && pass || fail "the stopped run's sidecar says incomplete"
+[ "$(grep -c 'interrupted by SIGTERM at step' "$tmp/stop.err")" -eq 1 ] && pass ||
+  fail "rank 0 speaks for the job once: $(cat "$tmp/stop.err")"
+
+bad=(workflows/wave2d.yaml --set 'grid.shape=[64,64]' --set 'fields.V.init=vel + (i0 == 50 and i1 == 40) * 1e39'
+  --set 'check={every: 7, fields: [U]}')
+expect_exit 76 "the check on one rank stops all" -- mpi 2 run "${bad[@]}" --out "$tmp/check"
+expect_contains "$err" "gflow: rank 1: check failed at step 6: field 'U' instance" "the failing rank names itself"
+expect_contains "$err" "at cell [" "the cell is in the grid's indices"
+grep -q '"complete": false' "$tmp/check/array_out.dat.json" && pass || fail "the checked run's sidecar says incomplete"
+
+mpi 2 run "${long[@]}" --out "$tmp/kill" 2>"$tmp/kill.err" &
+job=$!
+started "$tmp/kill" && sleep 1
+pid=$(rank_pid 1 "$tmp/kill")
+kill -KILL "$pid" 2>/dev/null
+wait $job
+status=$?
+[ "$status" -ne 0 ] && [ "$status" -ne 124 ] && pass || fail "a killed rank: mpirun exit $status"
+expect_contains "$(cat "$tmp/kill.err")" "exited on signal 9 (Killed)" "mpirun says which rank died"
+[ ! -e "$tmp/kill/x.dat" ] && pass || fail "a killed job left x.dat under its final name"
+finish

@@ -181,7 +181,10 @@ gf_status gf_comm_batch_create(int capacity, gf_comm_batch **out) {
   batch->self = gf_calloc((size_t)capacity + 1, sizeof *batch->self);
 #ifdef GFLOW_WITH_MPI
   batch->requests = gf_calloc((size_t)capacity + 1, sizeof *batch->requests);
-  if (!batch->requests) batch->self = (free(batch->self), NULL);
+  if (!batch->requests || !batch->self) {
+    free(batch->requests);
+    batch->self = (free(batch->self), NULL);
+  }
 #endif
   if (!batch->self) {
     free(batch);

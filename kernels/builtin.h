@@ -13,8 +13,14 @@
 
 /* GPU launchers (kernels/<family>.hip), C linkage. */
 int gf_wave2d_4o_launch_gpu(const void *args, void *stream);
+int gf_wave_launch_gpu(const void *args, void *stream);
+int gf_heat_launch_gpu(const void *args, void *stream);
+int gf_stencil_launch_gpu(const void *args, void *stream);
 
 extern const gf_kernel gf_kernel_wave2d_4o;
 extern const gf_kernel gf_kernel_blur; /* blur.h */
+extern const gf_kernel gf_kernel_wave;
+extern const gf_kernel gf_kernel_heat;
+extern const gf_kernel gf_kernel_stencil;
 
 #endif

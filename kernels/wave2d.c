@@ -126,4 +126,12 @@ const gf_kernel gf_kernel_wave2d_4o = {
     .run_cpu = wave2d_run_cpu,
     .launch_gpu = GF_GPU_LAUNCHER(gf_wave2d_4o_launch_gpu),
     .stable = wave2d_stable,
+    .equation =
+        "U2 = 2*U1 - U0 + dt^2 * V^2 * (d0/dx0^2 + d1/dx1^2) (the seed's float operations)\n"
+        "d0, d1: (-1, 16, -30, 16, -1)/12 along each axis; amplitude added at `source`\n"
+        "stable while |V|*dt*sqrt(1/dx0^2 + 1/dx1^2) <= sqrt(3)/2",
+    .boundary =
+        "updates the cells at least grid.halo from every edge (grid.halo >= 2); the "
+        "halo ring is never written and keeps its values",
+    .flops_per_point = 29.0, /* 2 x (5 mul + 5 add), 2*U1 - U0, dt2*v*v, 2 mul 1 add, mul, add */
 };

@@ -104,6 +104,13 @@ static const gf_kernel heat2d = {
     .run_cpu = heat2d_run_cpu,
     .launch_gpu = NULL, /* CPU only: on a GPU backend gflow says so */
     .stable = heat2d_stable,
+    .equation =
+        "T1 = T0 + alpha*dt*((T0[i-1,j] - 2 T0 + T0[i+1,j])/dx0^2 + "
+        "(T0[i,j-1] - 2 T0 + T0[i,j+1])/dx1^2)",
+    .boundary =
+        "updates the cells at least grid.halo from every edge (grid.halo >= 1); the "
+        "halo ring is never written",
+    .flops_per_point = 12.0,
 };
 
 static int heat2d_init(const gf_registrar *registrar) {

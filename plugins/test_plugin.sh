@@ -35,7 +35,7 @@ expect_exit 0 "run an unstable heat2d, allowed" -- "$gflow" run "$repo/plugins/h
 expect_contains "$err" "running it anyway (--allow-unstable)" "run --allow-unstable notes it"
 
 expect_exit 65 "plugin for another ABI" -- "$gflow" kernels --plugin "$wrong"
-expect_contains "$err" "gflow: plugin $wrong was built for gflow ABI 999, this gflow has ABI 3" "ABI refused"
+expect_contains "$err" "gflow: plugin $wrong was built for gflow ABI 999, this gflow has ABI 4" "ABI refused"
 expect_exit 66 "missing plugin" -- "$gflow" kernels --plugin "$tmp/none.so"
 expect_contains "$err" "gflow: cannot load plugin $tmp/none.so:" "missing plugin"
 finish

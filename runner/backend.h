@@ -31,11 +31,12 @@
  *     space that does not exist, a kernel this backend cannot run) the backend
  *     has written the cause (API call, error name and text) into `error`,
  *     allocates nothing, and goes on working     [contract_failures_reported];
- * 10. with options.timing and a sink installed, every launch and copy is
- *     reported to the sink exactly once, with its tag, kind and bytes and
- *     start <= end on CLOCK_MONOTONIC, one stream's operations in issue order
- *     without overlap, all by the time synchronize returns; without either,
- *     nothing is reported                          [contract_sink_reports];
+ * 10. with options.timing and a sink installed, every launch and copy the
+ *     sink's `times` accepts (all when it is NULL) is reported to the sink
+ *     exactly once, with its tag, kind and bytes and start <= end on
+ *     CLOCK_MONOTONIC, one stream's operations in issue order without
+ *     overlap, all by the time synchronize returns; the others, or all
+ *     without either, are not                      [contract_sink_reports];
  * 11. scan_finite is ordered on its stream like any other work: it sees what
  *     was issued to the stream before it and is done before what follows; its
  *     result holds the first (lowest) index whose value fails, -1 when none,
@@ -74,11 +75,14 @@ enum {
   GF_TIMED_HOST_WAIT = 2, /* the host waited for an event or a stream */
   GF_TIMED_HOST_CALL = 3, /* a host function of a task (a hook, handing a plane to the writer) */
   GF_TIMED_WRITE = 4,     /* the writer thread wrote a plane to its file (tag.stream: -2) */
+  /* Counter samples, not operations: the value `bytes` from start_ns on. */
+  GF_TIMED_MEMORY = 5,  /* bytes the run holds in space tag.stream (memory.c) */
+  GF_TIMED_STAGING = 6, /* output staging buffers in use (output.c) */
 };
 
 /* One operation as it ran: start and end in nanoseconds on the host's
  * CLOCK_MONOTONIC timeline (the GPU backend converts its event times onto it,
- * see backend_gpu.c). `bytes` is a copy's size, else 0. */
+ * see backend_gpu.c). `bytes` is a copy's size, else 0; a counter's value. */
 typedef struct gf_op_timing {
   gf_tag tag;
   int kind; /* GF_TIMED_* */
@@ -96,9 +100,20 @@ typedef struct gf_op_sink {
   void *user;
   /* The host-side records the listener wants too, bits 1u << GF_TIMED_*
    * (GF_TIMED_HOST_WAIT, _HOST_CALL, _WRITE: the executor's and the writer
-   * thread's). 0: none, and the host times none of its own work. */
+   * thread's; the counters _MEMORY, _STAGING). 0: none, and the host times
+   * and counts none of its own work. */
   unsigned host_kinds;
+  /* Which launches and copies to time: asked on the issuing thread, inside
+   * launch and copy_async, so it may read the caller's state; NULL: every
+   * one. A listener that samples (the executor's --timing on a GPU, where a
+   * timed operation costs two event records) leaves the others untimed. */
+  int (*times)(void *user, gf_tag tag);
 } gf_op_sink;
+
+/* Whether a backend times the launch or copy `tag` for `sink`. */
+static inline int gf_sink_times(const gf_op_sink *sink, gf_tag tag) {
+  return sink->report && (!sink->times || sink->times(sink->user, tag));
+}
 
 /* Whether `sink` wants the host-side records of `kind`. */
 static inline int gf_sink_wants(const gf_op_sink *sink, int kind) {
@@ -167,6 +182,11 @@ typedef struct gf_backend_ops {
 
   /* Waits for all work on all streams. */
   gf_status (*synchronize)(gf_backend *b);
+  /* Optional (NULL: none). Names the tasks (tag.task indexes `names`) for an
+   * external profiler: the GPU backend registers them once with NVTX (or
+   * roctx) and wraps each launch and copy of a task in a range of its name.
+   * Called before the loop; the backend keeps what it needs. */
+  void (*name_tasks)(gf_backend *b, const char *const *names, int count);
   void (*destroy)(gf_backend *b);
 } gf_backend_ops;
 

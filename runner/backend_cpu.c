@@ -12,8 +12,9 @@
  * runs it as an OpenMP-parallel pass over the values, like a kernel.
  *
  * Timing (options->timing and a sink installed): the worker reads
- * CLOCK_MONOTONIC around each launch and copy and reports it to the sink from
- * its own thread, before the operation counts as completed.
+ * CLOCK_MONOTONIC around each launch and copy the sink wants timed (asked
+ * when it is issued) and reports it to the sink from its own thread, before
+ * the operation counts as completed.
  */
 #include <float.h>
 #include <math.h>
@@ -50,6 +51,7 @@ typedef enum cpu_op_kind {
 typedef struct cpu_op {
   cpu_op_kind kind;
   gf_tag tag;
+  int timed; /* a launch or copy the sink wants timed (decided when issued) */
   union {
     struct {
       void *dst;
@@ -223,8 +225,7 @@ static void scan_run(const cpu_op *op) {
 
 static void op_run(cpu_backend *cb, const cpu_op *op) {
   gf_op_sink sink = cb->base.sink;
-  int timed =
-      cb->timing_on && sink.report && (op->kind == CPU_OP_COPY || op->kind == CPU_OP_KERNEL);
+  int timed = op->timed && sink.report;
   int64_t start = timed ? now_ns() : 0;
   switch (op->kind) {
     case CPU_OP_COPY:
@@ -284,7 +285,9 @@ static void *stream_worker(void *arg) {
 static cpu_op *stream_reserve(gf_stream *s) {
   pthread_mutex_lock(&s->lock);
   while (s->count == s->capacity) pthread_cond_wait(&s->space, &s->lock);
-  return &s->ring[(s->head + s->count) % s->capacity];
+  cpu_op *op = &s->ring[(s->head + s->count) % s->capacity];
+  op->timed = 0;
+  return op;
 }
 
 static void stream_commit(gf_stream *s) {
@@ -481,10 +484,11 @@ static size_t cpu_bytes_free(gf_backend *b, gf_space space) {
 
 static gf_status cpu_copy_async(gf_backend *b, gf_stream *s, void *dst, const void *src,
                                 size_t bytes, gf_tag tag) {
-  (void)b;
+  int timed = cpu_of(b)->timing_on && gf_sink_times(&b->sink, tag);
   cpu_op *op = stream_reserve(s);
   op->kind = CPU_OP_COPY;
   op->tag = tag;
+  op->timed = timed;
   op->copy.dst = dst;
   op->copy.src = src;
   op->copy.bytes = bytes;
@@ -498,9 +502,11 @@ static gf_status cpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel
   if (kernel->args_size > GF_MAX_KERNEL_ARGS_SIZE)
     return cpu_fail(b, "kernel '%s' has %zu bytes of arguments, more than %d", kernel->name,
                     kernel->args_size, GF_MAX_KERNEL_ARGS_SIZE);
+  int timed = cpu_of(b)->timing_on && gf_sink_times(&b->sink, tag);
   cpu_op *op = stream_reserve(s);
   op->kind = CPU_OP_KERNEL;
   op->tag = tag;
+  op->timed = timed;
   op->kernel.kernel = kernel;
   if (kernel->args_size) memcpy(op->kernel.args, args, kernel->args_size);
   stream_commit(s);

@@ -5,12 +5,16 @@
  * writes "hipXxx: errorName: text" into the backend's error and returns
  * GF_INTERNAL; nothing here exits.
  *
- * Timing (options->timing and gf_backend.sink set): each launch and copy is
- * bracketed by a pair of timing events; the pairs are resolved lazily, when
- * the host waits anyway (stream_synchronize, event_synchronize, synchronize,
- * destroy) or when too many are pending, so timing adds two event records per
- * operation and no host wait. Resolving reports each pair to the sink, from
- * the thread that resolves it, with the timing lock held.
+ * Timing (options->timing and gf_backend.sink set): each launch and copy the
+ * sink wants timed (gf_sink_times; the executor samples) is bracketed by a
+ * pair of timing events; the pairs are resolved lazily, at synchronize and
+ * destroy, or when GPU_TIMING_RESOLVE_AT more are pending than after the
+ * last resolve (then only the finished ones, without waiting), so timing
+ * adds two event records per timed operation and no host wait. Resolving
+ * reports each pair to the sink, from the thread that resolves it, with the
+ * timing lock held. Every other event (the schedule's, the writer's) is
+ * created without timing, timing on or not: an event that keeps a timestamp
+ * costs more to record and to wait for.
  *
  * Event times are relative; they reach the host's CLOCK_MONOTONIC through an
  * origin event recorded at creation on the idle device: the host reads its clock
@@ -22,6 +26,14 @@
  * milliseconds, so a start's offset from the origin loses resolution as the run
  * goes on (about 1 us after 16 s, 60 us after 1000 s), and the GPU's and the
  * host's clocks may drift apart; durations are unaffected.
+ *
+ * Profiler ranges: built for NVIDIA, each launch and copy of a named task
+ * (name_tasks) is an NVTX range in the domain "gflow", its message the task's
+ * name registered once (nvtxDomainRegisterStringA) and its payload the step,
+ * so Nsight Systems shows task names with no string work per operation;
+ * NVTX3 is header-only and costs a few nanoseconds per range when no
+ * profiler is attached. Built with hipcc where roctracer's roctx is there
+ * (GFLOW_WITH_ROCTX, cmake/gpu.cmake), the same as roctx ranges for rocprof.
  *
  * Stream-ordered memory (alloc/free with a stream): GF_SPACE_POOL maps onto
  * hipMallocAsync/hipFreeAsync on that stream; the other spaces allocate as
@@ -52,6 +64,14 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
 #include <time.h>
 
 #include "gf_hip.h"
+
+#if defined(GFLOW_HIP_ON_CUDA)
+#include <nvtx3/nvToolsExt.h>
+#define GPU_RANGES_NVTX 1
+#elif defined(GFLOW_WITH_ROCTX)
+#include <roctracer/roctx.h>
+#define GPU_RANGES_ROCTX 1
+#endif
 
 /* Timing pairs pending before the backend resolves the finished ones unasked. */
 #define GPU_TIMING_RESOLVE_AT 1024
@@ -91,8 +111,18 @@ typedef struct gpu_backend {
   pthread_mutex_t timing_lock; /* the executor may issue from several threads */
   gpu_timing_pair *pending;    /* recorded, not yet resolved */
   int pending_count, pending_cap;
+  int resolve_at;    /* pending_count that triggers the next resolve */
   hipEvent_t *spare; /* finished timing events, reused */
   int spare_count, spare_cap;
+
+  /* profiler ranges (name_tasks): a registered name per task */
+  int ntasks;
+#ifdef GPU_RANGES_NVTX
+  nvtxDomainHandle_t domain;
+  nvtxStringHandle_t *task_names;
+#elif defined(GPU_RANGES_ROCTX)
+  char **task_names;
+#endif
 } gpu_backend;
 
 static gpu_backend *gpu_of(gf_backend *b) {
@@ -169,6 +199,7 @@ static gf_status timing_resolve_locked(gpu_backend *g, int wait) {
     timing_event_put(g, p.end);
   }
   g->pending_count = kept;
+  g->resolve_at = kept + GPU_TIMING_RESOLVE_AT;
   return status;
 }
 
@@ -180,8 +211,8 @@ static gf_status timing_resolve(gpu_backend *g, int wait) {
   return status;
 }
 
-static int timing_wanted(gpu_backend *g) {
-  return g->timing_on && g->base.sink.report;
+static int timing_wanted(gpu_backend *g, gf_tag tag) {
+  return g->timing_on && gf_sink_times(&g->base.sink, tag);
 }
 
 /* Records the start event of a timed operation. */
@@ -224,9 +255,79 @@ static gf_status timing_end(gpu_backend *g, gf_stream *s, hipEvent_t start, gf_t
     return GF_INTERNAL;
   }
   g->pending[g->pending_count++] = (gpu_timing_pair){start, end, tag, kind, bytes};
-  if (g->pending_count >= GPU_TIMING_RESOLVE_AT) status = timing_resolve_locked(g, 0);
+  if (g->pending_count >= g->resolve_at) status = timing_resolve_locked(g, 0);
   pthread_mutex_unlock(&g->timing_lock);
   return status;
+}
+
+/* ---- profiler ranges --------------------------------------------------- */
+
+static void free_task_names(gpu_backend *g) {
+#ifdef GPU_RANGES_ROCTX
+  for (int t = 0; t < g->ntasks; t++) free(g->task_names[t]);
+#endif
+#if defined(GPU_RANGES_NVTX) || defined(GPU_RANGES_ROCTX)
+  free(g->task_names);
+  g->task_names = NULL;
+#endif
+  g->ntasks = 0;
+}
+
+static void gpu_name_tasks(gf_backend *b, const char *const *names, int count) {
+  gpu_backend *g = gpu_of(b);
+  free_task_names(g);
+#if defined(GPU_RANGES_NVTX) || defined(GPU_RANGES_ROCTX)
+  g->task_names = gf_calloc((size_t)count + 1, sizeof *g->task_names);
+  if (!g->task_names) return; /* no ranges: nothing else depends on them */
+  for (int t = 0; t < count; t++) {
+#ifdef GPU_RANGES_NVTX
+    g->task_names[t] = nvtxDomainRegisterStringA(g->domain, names[t]);
+#else
+    g->task_names[t] = gf_strdup(names[t]);
+#endif
+  }
+  g->ntasks = count;
+#else
+  (void)names;
+  (void)count;
+#endif
+}
+
+/* A range around one launch or copy of a named task; 1 when one was opened. */
+static int range_push(gpu_backend *g, gf_tag tag, int kind) {
+  if (tag.task < 0 || tag.task >= g->ntasks) return 0;
+#ifdef GPU_RANGES_NVTX
+  nvtxEventAttributes_t a = {0};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.category = (uint32_t)kind + 1;
+  a.colorType = NVTX_COLOR_ARGB;
+  a.color = kind == GF_TIMED_LAUNCH ? 0xffd94a38u : 0xff3b7dd8u;
+  a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+  a.payload.llValue = tag.step;
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = g->task_names[tag.task];
+  nvtxDomainRangePushEx(g->domain, &a);
+  return 1;
+#elif defined(GPU_RANGES_ROCTX)
+  (void)kind;
+  if (!g->task_names[tag.task]) return 0;
+  roctxRangePushA(g->task_names[tag.task]);
+  return 1;
+#else
+  (void)kind;
+  return 0;
+#endif
+}
+
+static void range_pop(gpu_backend *g, int opened) {
+  (void)g;
+  if (!opened) return;
+#ifdef GPU_RANGES_NVTX
+  nvtxDomainRangePop(g->domain);
+#elif defined(GPU_RANGES_ROCTX)
+  roctxRangePop();
+#endif
 }
 
 /* ---- streams and events ---------------------------------------------- */
@@ -265,7 +366,7 @@ static void gpu_stream_destroy(gf_backend *b, gf_stream *s) {
 
 static gf_status gpu_stream_synchronize(gf_backend *b, gf_stream *s) {
   GPU_CHECK(b, hipStreamSynchronize, (s->hip));
-  return timing_resolve(gpu_of(b), 0);
+  return GF_OK;
 }
 
 static gf_status gpu_event_create(gf_backend *b, gf_event **out) {
@@ -275,8 +376,7 @@ static gf_status gpu_event_create(gf_backend *b, gf_event **out) {
     snprintf(b->error, sizeof b->error, "out of memory: creating an event");
     return GF_INTERNAL;
   }
-  unsigned flags = gpu_of(b)->timing_on ? hipEventDefault : hipEventDisableTiming;
-  hipError_t err = hipEventCreateWithFlags(&e->hip, flags);
+  hipError_t err = hipEventCreateWithFlags(&e->hip, hipEventDisableTiming);
   if (err != hipSuccess) {
     free(e);
     *out = NULL;
@@ -305,7 +405,7 @@ static gf_status gpu_stream_wait_event(gf_backend *b, gf_stream *s, gf_event *e)
 
 static gf_status gpu_event_synchronize(gf_backend *b, gf_event *e) {
   GPU_CHECK(b, hipEventSynchronize, (e->hip));
-  return timing_resolve(gpu_of(b), 0);
+  return GF_OK;
 }
 
 static gf_status gpu_event_query(gf_backend *b, gf_event *e, int *done) {
@@ -430,10 +530,10 @@ static size_t gpu_bytes_free(gf_backend *b, gf_space space) {
 
 /* ---- work ------------------------------------------------------------- */
 
-static gf_status gpu_copy_async(gf_backend *b, gf_stream *s, void *dst, const void *src,
+static gf_status gpu_copy_timed(gf_backend *b, gf_stream *s, void *dst, const void *src,
                                 size_t bytes, gf_tag tag) {
   gpu_backend *g = gpu_of(b);
-  int timed = timing_wanted(g);
+  int timed = timing_wanted(g, tag);
   hipEvent_t start = NULL;
   if (timed) {
     gf_status status = timing_begin(g, s, &start);
@@ -451,14 +551,14 @@ static gf_status gpu_copy_async(gf_backend *b, gf_stream *s, void *dst, const vo
   return timed ? timing_end(g, s, start, tag, GF_TIMED_COPY, bytes) : GF_OK;
 }
 
-static gf_status gpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel, const void *args,
-                            gf_tag tag) {
+static gf_status gpu_launch_timed(gf_backend *b, gf_stream *s, const gf_kernel *kernel,
+                                  const void *args, gf_tag tag) {
   gpu_backend *g = gpu_of(b);
   if (!kernel->launch_gpu) {
     snprintf(b->error, sizeof b->error, "kernel %s has no GPU implementation", kernel->name);
     return GF_INTERNAL;
   }
-  int timed = timing_wanted(g);
+  int timed = timing_wanted(g, tag);
   hipEvent_t start = NULL;
   if (timed) {
     gf_status status = timing_begin(g, s, &start);
@@ -478,6 +578,23 @@ static gf_status gpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel
     return gpu_fail(b, api, err);
   }
   return timed ? timing_end(g, s, start, tag, GF_TIMED_LAUNCH, 0) : GF_OK;
+}
+
+/* Launches and copies, each in a profiler range of its task. */
+static gf_status gpu_copy_async(gf_backend *b, gf_stream *s, void *dst, const void *src,
+                                size_t bytes, gf_tag tag) {
+  int range = range_push(gpu_of(b), tag, GF_TIMED_COPY);
+  gf_status status = gpu_copy_timed(b, s, dst, src, bytes, tag);
+  range_pop(gpu_of(b), range);
+  return status;
+}
+
+static gf_status gpu_launch(gf_backend *b, gf_stream *s, const gf_kernel *kernel, const void *args,
+                            gf_tag tag) {
+  int range = range_push(gpu_of(b), tag, GF_TIMED_LAUNCH);
+  gf_status status = gpu_launch_timed(b, s, kernel, args, tag);
+  range_pop(gpu_of(b), range);
+  return status;
 }
 
 /* A reduction kernel into the stream's device scratch, then 16 bytes to the
@@ -512,6 +629,10 @@ static void gpu_destroy(gf_backend *b) {
   /* Give the pool's cached memory back (its release threshold keeps it). */
   if (!g->pool_error[0]) (void)hipMemPoolTrimTo(g->pool, 0);
   pthread_mutex_destroy(&g->timing_lock);
+  free_task_names(g);
+#ifdef GPU_RANGES_NVTX
+  nvtxDomainDestroy(g->domain);
+#endif
   free(g->spare);
   free(g->pending);
   free(g);
@@ -553,6 +674,7 @@ static const gf_backend_ops gpu_ops = {
     .scan_finite = gpu_scan_finite,
     .synchronize = gpu_synchronize,
     .destroy = gpu_destroy,
+    .name_tasks = gpu_name_tasks,
 };
 
 /* ---- creation --------------------------------------------------------- */
@@ -642,6 +764,7 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
   }
   g->device = device;
   g->timing_on = options && options->timing;
+  g->resolve_at = GPU_TIMING_RESOLVE_AT;
   hipDeviceProp_t props;
   const char *api = "hipSetDevice";
   err = hipSetDevice(device);
@@ -674,6 +797,9 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
     g->origin_ns = before + (host_now_ns() - before) / 2;
   }
   pthread_mutex_init(&g->timing_lock, NULL);
+#ifdef GPU_RANGES_NVTX
+  g->domain = nvtxDomainCreateA("gflow");
+#endif
 
   g->base.ops = &gpu_ops;
   g->base.name = "gpu";

@@ -179,15 +179,13 @@ gf_status gf_comm_batch_create(int capacity, gf_comm_batch **out) {
   if (!batch) return GF_INTERNAL;
   batch->capacity = capacity;
   batch->self = gf_calloc((size_t)capacity + 1, sizeof *batch->self);
+  int failed = !batch->self;
 #ifdef GFLOW_WITH_MPI
   batch->requests = gf_calloc((size_t)capacity + 1, sizeof *batch->requests);
-  if (!batch->requests || !batch->self) {
-    free(batch->requests);
-    batch->self = (free(batch->self), NULL);
-  }
+  failed |= !batch->requests;
 #endif
-  if (!batch->self) {
-    free(batch);
+  if (failed) {
+    gf_comm_batch_free(batch);
     return GF_INTERNAL;
   }
   *out = batch;

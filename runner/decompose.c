@@ -510,6 +510,12 @@ gf_status gf_decompose(gf_workflow *wf, int ranks, int rank, int gpu_aware, gf_d
   gf_status st = place_block(wf, ranks, rank, diag);
   if (st != GF_OK) return st;
   wf->decomp.gpu_aware = gpu_aware;
+  for (int f = 0; f < wf->nfiles && ranks > 1; f++)
+    if (wf->files[f].image) /* a picture needs the whole plane, a rank holds its block */
+      return gf_diag_at(diag, wf->tasks[wf->files[f].task].loc, GF_INVALID,
+                        "task '%s': image outputs are not written by a run split over %d ranks "
+                        "yet; write the field with an output task and draw it with `gflow view`",
+                        wf->tasks[wf->files[f].task].name, ranks);
   /* The regions of the tasks' accesses in the grid, before the fields shrink. */
   if ((st = localize_fields(wf, diag)) != GF_OK) return st;
   for (int t = 0; t < wf->ntasks; t++)

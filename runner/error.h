@@ -36,6 +36,7 @@
   X(INTERNAL, 70, "internal or device failure")      \
   X(CANTCREATE, 73, "cannot create output")          \
   X(IOERR, 74, "output write failed")                \
+  X(CHECKPOINTED, 75, "checkpointed, then stopped")  \
   X(DIVERGED, 76, "numerical check failed")          \
   X(INTERRUPTED, 130, "interrupted by SIGINT")       \
   X(TERMINATED, 143, "terminated by SIGTERM")

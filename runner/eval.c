@@ -38,6 +38,10 @@ void gf_eval_free(gf_eval *eval) {
   free(eval);
 }
 
+gf_lua *gf_eval_lua(const gf_eval *eval) {
+  return eval ? eval->lua : NULL;
+}
+
 static void context_text(const gf_eval *eval, int task, int64_t n, char *buf, size_t size) {
   if (task >= 0)
     snprintf(buf, size, "task '%s', step %" PRId64, eval->wf->tasks[task].name, n);

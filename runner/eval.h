@@ -24,6 +24,9 @@ typedef struct gf_eval gf_eval;
 gf_eval *gf_eval_create(const gf_workflow *wf, gf_lua *lua, const int *hook_ids);
 void gf_eval_free(gf_eval *eval);
 
+/* The hooks' Lua state (NULL: the workflow has none), for checkpoints. */
+gf_lua *gf_eval_lua(const gf_eval *eval);
+
 /* An expression at step n; a failing hook names `task` (-1: none) and n in
  * its message and sets *status. */
 double gf_eval_number(gf_eval *eval, const gf_expr *expr, int task, int64_t n, gf_status *status);

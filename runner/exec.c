@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "memory.h"
 #include "output.h"
 #include "progress.h"
@@ -75,7 +76,13 @@ typedef struct run {
   int64_t *host_busy_ns;  /* per task: host calls of tasks that communicate (MPI) */
   void **buffers;         /* the program's run buffers (gf_emit_buffer), by id */
   gf_comm *comm;
-  int stop_vote;   /* under MPI: why this rank wants to stop (a signal, GF_DIVERGED) */
+  int stop_vote; /* under MPI: why this rank wants to stop (a signal, GF_DIVERGED) */
+  /* the timing sample (gf_run_options.timing_sample): whether the backend
+   * times the instance of each task being issued, and how many it timed */
+  int64_t sample;
+  char *timed_now;
+  int64_t *timed_count;
+  int64_t trace_first, trace_end;
   gf_trace *trace; /* the timeline, or NULL */
   /* for the trace's flow arrows: the last device operation issued on each
    * stream, the operation each event was recorded after, and what each
@@ -97,6 +104,9 @@ typedef struct run {
   int check_bodies;              /* program bodies check_writer has seen */
   int64_t check_pending;         /* the step whose scans are in flight, -1: none */
   char check_message[512];       /* why the check stopped the run */
+  gf_checkpoint_run ck;          /* what a checkpoint saves (checkpoint.h) */
+  int64_t first_step;            /* the step a restart continues from, else 0 */
+  int64_t checkpoint_step;       /* the last checkpoint written, -1: none */
 } run;
 
 static int64_t now_ns(void) {
@@ -111,6 +121,13 @@ void gf_task_timing_report(void *timings, const gf_op_timing *timing) {
   gf_task_timing *t = (gf_task_timing *)timings + timing->tag.task;
   atomic_fetch_add_explicit(&t->busy_ns, timing->end_ns - timing->start_ns, memory_order_relaxed);
   atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
+}
+
+/* The sink's choice of what to time: gflow's own work, and the instances of
+ * the sample (decided in issue()). */
+static int run_times(void *user, gf_tag tag) {
+  const run *r = user;
+  return tag.task < 0 || r->timed_now[tag.task];
 }
 
 /* The sink the executor installs: the per-task sums and, when asked, the trace. */
@@ -246,6 +263,14 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   gf_status st;
   if (in->starts_task) {
     r->task_ops++;
+    if (r->sample > 1) {
+      /* the second instance of every `sample`, not the first: a first
+       * launch may load the kernel's code (CUDA loads modules lazily) */
+      int timed = r->count[in->task] % r->sample == 1 ||
+                  (r->trace && n >= r->trace_first && n < r->trace_end);
+      r->timed_now[in->task] = (char)timed;
+      r->timed_count[in->task] += timed;
+    }
     r->count[in->task]++;
   }
   if (r->trace) trace_dependencies(r, in, n);
@@ -255,6 +280,9 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
       for (int i = 0; i < in->ntemps; i++) /* this step's scratch fields */
         memcpy((unsigned char *)in->args + in->temps[i].offset, &r->temps[in->temps[i].temp],
                sizeof(void *));
+      if (r->trace)
+        gf_trace_launch_args(r->trace, (gf_trace_key){in->task, n, in->stream, GF_TIMED_LAUNCH},
+                             in->kernel, in->args);
       r->kernel_calls++;
       r->points += (double)in->points;
       r->kernel_bytes += (double)in->points * in->kernel->bytes_per_point;
@@ -599,8 +627,15 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     return gf_oom(r->diag, "writing the report");
   }
   for (int t = 0; t < wf->ntasks; t++) {
-    int timed = r->timing[t].count > 0 || r->host_busy_ns[t] > 0;
-    mine[t] = timed ? (double)(r->timing[t].busy_ns + r->host_busy_ns[t]) / 1e6 : -1;
+    /* busy time as the backend measured it, scaled up from the instances it
+     * timed when it timed a sample, plus the host's part of a ghost-cell
+     * exchange (MPI); -1 where nothing was timed */
+    int64_t timed_count = r->sample > 1 ? r->timed_count[t] : r->count[t];
+    int timed = r->timing[t].count > 0 && timed_count > 0;
+    double device_ms =
+        timed ? (double)r->timing[t].busy_ns / 1e6 * (double)r->count[t] / (double)timed_count : 0;
+    timed |= r->host_busy_ns[t] > 0;
+    mine[t] = timed ? device_ms + (double)r->host_busy_ns[t] / 1e6 : -1;
   }
   seed_timers(wf, mine, mine + wf->ntasks);
   mine[wf->ntasks + 3] = wall_s;
@@ -648,18 +683,23 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     if (ranks > 1) snprintf(over, sizeof over, " (%d ranks; the slowest's busy times)", ranks);
     fprintf(stderr, "gflow: %s: %" PRId64 "%s steps in %.3f ms on the %s backend (schedule %s)%s\n",
             wf->name, steps_run, of, wall_s * 1e3, b->name, wf->schedule->name, over);
+    if (options->restart)
+      fprintf(stderr, "  restarted from the checkpoint at step %" PRId64 "\n", r->first_step);
     fprintf(stderr, "  %-14s %-7s %9s %12s %10s\n", "task", "kind", "count", "busy ms", "mean us");
   }
   for (int i = 0; i < wf->ntasks; i++) {
     int t = gf_plan_order(r->plan)[i];
     const gf_task *task = &wf->tasks[t];
     int64_t count = r->count[t];
-    double busy_ms = most[t]; /* as measured; -1 where it was not */
+    double busy_ms = most[t]; /* as measured (scaled up from a sample); -1 where not */
     int timed = busy_ms >= 0;
+    int64_t timed_count = r->sample > 1 ? r->timed_count[t] : count;
     gf_text_printf(&j, "%s\n    {\"name\": ", i ? "," : "");
     gf_text_json(&j, task->name);
-    gf_text_printf(&j, ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"busy_ms\": %.6f}",
-                   task->kind->name, count, busy_ms);
+    gf_text_printf(&j,
+                   ", \"kind\": \"%s\", \"count\": %" PRId64 ", \"timed\": %" PRId64
+                   ", \"busy_ms\": %.6f}",
+                   task->kind->name, count, timed ? timed_count : 0, busy_ms);
     if (!options->quiet && timed)
       fprintf(stderr, "  %-14s %-7s %9" PRId64 " %12.3f %10.2f\n", task->name, task->kind->name,
               count, busy_ms, count ? busy_ms * 1e3 / (double)count : 0);
@@ -725,6 +765,11 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
               "  timing is stencil %.6f boundary condition %.6f ghost cell %.6f total %.6f "
               "(seconds; busy times, the maximum over %d rank%s)\n",
               timers[0], timers[1], timers[2], timers[3], ranks, ranks == 1 ? "" : "s");
+    if (r->sample > 1)
+      fprintf(stderr,
+              "  busy times: measured on 1 in %" PRId64
+              " instances of each task, scaled up (--timing-sample 1: all)\n",
+              r->sample);
     fprintf(stderr, "  runner overhead: %.2f us per task (host time outside backend calls)\n",
             overhead_us);
     fprintf(stderr, "  outputs in %s/, complete %.3f ms after the loop started\n", options->out_dir,
@@ -734,7 +779,15 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
   char *json = gf_text_take(&j);
   gf_status st = gf_write_file_atomic(options->out_dir, "timings.json", json, r->diag);
   /* run.json: the same figures and what the run was (runinfo.c) */
-  gf_runinfo info = {wf, options, b->name, b->description, steps_run, flushed_s, json};
+  gf_runinfo info = {wf,
+                     options,
+                     b->name,
+                     b->description,
+                     steps_run,
+                     flushed_s,
+                     json,
+                     options->restart ? r->first_step : -1,
+                     r->checkpoint_step};
   if (st == GF_OK && (st = gf_runinfo_write(&info, options->out_dir, r->diag)) != GF_OK)
     gf_remove_file(options->out_dir, "timings.json");
   free(json);
@@ -811,6 +864,16 @@ static void destroy_streams_and_events(run *r) {
   free(r->streams);
 }
 
+/* The tasks' names for a profiler's ranges (NVTX, roctx), given once. */
+static gf_status name_tasks(run *r) {
+  const char **names = gf_calloc((size_t)r->wf->ntasks + 1, sizeof *names);
+  if (!names) return gf_oom(r->diag, "naming the tasks");
+  for (int t = 0; t < r->wf->ntasks; t++) names[t] = r->wf->tasks[t].name;
+  r->b->ops->name_tasks(r->b, names, r->wf->ntasks);
+  free(names);
+  return GF_OK;
+}
+
 /* The progress line, on stderr; NULL (no progress) when out of memory. */
 static gf_progress *start_progress(run *r, const gf_run_options *options) {
   double dt = 0;
@@ -849,6 +912,25 @@ static gf_status vote(run *r, int64_t n, int *stop, int *stop_signal) {
   return GF_OK;
 }
 
+/* A checkpoint at the boundary before step n: every stream drained, a check
+ * still in flight read first (a blown-up field is never checkpointed). */
+static gf_status take_checkpoint(run *r, int64_t n) {
+  gf_backend *b = r->b;
+  int64_t t0 = now_ns();
+  gf_status st = GF_OK;
+  if (b->ops->synchronize(b) != GF_OK)
+    st = gf_diag_error(r->diag, GF_INTERNAL, "checkpoint at step %" PRId64 ": %s", n, b->error);
+  if (st == GF_OK) st = check_resolve(r);
+  for (int t = 0; st == GF_OK && t < gf_program_temp_count(r->program); t++)
+    if (r->temps[t]) /* no task kind keeps one across steps today */
+      st = gf_diag_error(r->diag, GF_INTERNAL,
+                         "checkpoint at step %" PRId64 ": a temporary lives across the step", n);
+  if (st == GF_OK) st = gf_checkpoint_write(&r->ck, n, r->diag);
+  if (st == GF_OK) r->checkpoint_step = n;
+  r->backend_ns += now_ns() - t0;
+  return st;
+}
+
 /* The loop: every step of every segment, compiling the next stretch of
  * steps when the program ends before the loop does. Stops at a signal (at a
  * step boundary) or at the first failure; *steps_run counts the steps done. */
@@ -856,7 +938,7 @@ static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_
                           int *stop_signal, gf_progress *progress) {
   const gf_workflow *wf = r->wf;
   gf_status st = GF_OK;
-  int64_t n = 0;
+  int64_t n = 0, every = wf->checkpoint_every;
   while (n < wf->steps && st == GF_OK) {
     if (n == gf_program_end(r->program) &&
         (st = gf_program_compile(r->program, n, GF_VALIDATE_MAX_STEPS, r->diag)) != GF_OK)
@@ -866,13 +948,17 @@ static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_
     for (int s = 0; s < nsegments && st == GF_OK; s++) {
       const gf_segment *seg = &segments[s];
       for (int64_t k = 0; k < seg->steps && st == GF_OK; k++, n++) {
+        if (n < r->first_step) continue;       /* a restart: done before the checkpoint */
         if (options->stop && *options->stop) { /* a step boundary: stop here */
           if (!r->stop_vote && gf_comm_size(r->comm) > 1) r->stop_vote = (int)*options->stop;
           if (gf_comm_size(r->comm) == 1) {
             *stop_signal = (int)*options->stop;
-            return GF_OK;
+            if (*stop_signal == SIGUSR1 && (st = take_checkpoint(r, n)) != GF_OK) *stop_signal = 0;
+            return st;
           }
         }
+        if (every && n > r->first_step && n % every == 0 && (st = take_checkpoint(r, n)) != GF_OK)
+          break;
         st = run_body(r, gf_program_body(r->program, seg->bodies[k % seg->period]), n);
         if (st == GF_OK) *steps_run = n + 1;
         if (st == GF_OK) st = fence_step(r, n);
@@ -902,7 +988,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
            .diag = diag,
            .eval = eval,
            .staged_slot = -1,
-           .check_pending = -1};
+           .check_pending = -1,
+           .checkpoint_step = -1};
   r.plan = gf_program_plan(program);
   r.comm = options->comm;
   r.host.eval = eval;
@@ -916,19 +1003,44 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.buffers = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.buffers);
   r.host_busy_ns = gf_calloc((size_t)wf->ntasks + 1, sizeof *r.host_busy_ns);
   r.host.buffers = r.buffers;
+  r.sample = options->timing_sample > 1 ? options->timing_sample : 1;
+  r.timed_now = gf_calloc((size_t)wf->ntasks + 1, 1);
+  r.timed_count = gf_calloc((size_t)wf->ntasks + 1, sizeof *r.timed_count);
+  r.trace_first = options->trace_first;
+  r.trace_end = options->trace_end;
   /* The host's own work is timed for the trace alone. */
-  unsigned host_kinds =
-      (1u << GF_TIMED_HOST_WAIT) | (1u << GF_TIMED_HOST_CALL) | (1u << GF_TIMED_WRITE);
-  b->sink = (gf_op_sink){run_sink, &r, options->trace_path ? host_kinds : 0};
-  gf_status st = r.timing && r.count && r.temps && r.buffers && r.host_busy_ns &&
-                         gf_comm_batch_create(4, &r.host.batch) == GF_OK
+  unsigned host_kinds = (1u << GF_TIMED_HOST_WAIT) | (1u << GF_TIMED_HOST_CALL) |
+                        (1u << GF_TIMED_WRITE) | (1u << GF_TIMED_MEMORY) | (1u << GF_TIMED_STAGING);
+  b->sink = (gf_op_sink){run_sink, &r, options->trace_path ? host_kinds : 0,
+                         r.sample > 1 ? run_times : NULL};
+  gf_status st = r.timing && r.count && r.temps && r.timed_now && r.timed_count && r.buffers &&
+                         r.host_busy_ns && gf_comm_batch_create(4, &r.host.batch) == GF_OK
                      ? GF_OK
                      : gf_oom(diag, "starting the run");
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
+  if (st == GF_OK && b->ops->name_tasks) st = name_tasks(&r);
   if (st == GF_OK)
-    st = gf_writer_create(b, wf, options->out_dir, options->force, r.comm, diag, &r.writer);
+    st = gf_writer_create(b, r.memory, wf, options->out_dir, options->force, r.comm, diag,
+                          &r.writer);
+  r.ck = (gf_checkpoint_run){.wf = wf,
+                             .backend = b,
+                             .memory = r.memory,
+                             .writer = r.writer,
+                             .lua = gf_eval_lua(eval),
+                             .out_dir = options->out_dir,
+                             .overrides = options->overrides,
+                             .noverrides = options->noverrides,
+                             .rank = gf_comm_rank(r.comm),
+                             .nranks = gf_comm_size(r.comm)};
+  if (st == GF_OK && gf_comm_size(r.comm) > 1 && (wf->checkpoint_every || options->restart))
+    st = gf_diag_error(diag, GF_USAGE,
+                       "a run split over %d ranks does not checkpoint or restart yet: run "
+                       "checkpointed jobs on one process",
+                       gf_comm_size(r.comm));
+  if (options->restart) r.first_step = gf_checkpoint_step(options->restart);
+  if (st == GF_OK) st = gf_checkpoint_start(&r.ck, options->restart, diag);
   if (st == GF_OK) st = check_prepare(&r);
   if (st == GF_OK) st = allocate_buffers(&r);
   if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, r.buffers, diag);
@@ -936,6 +1048,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   double wall_s = 0;
   int64_t t0 = now_ns(), steps_run = 0;
   int stop_signal = 0; /* the signal that stopped the loop */
+  steps_run = r.first_step;
   if (st == GF_OK) {
     t0 = now_ns();
     gf_progress *progress = options->quiet ? NULL : start_progress(&r, options);
@@ -971,7 +1084,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.backend_ns += now_ns() - sync_start;
   wall_s = (double)(now_ns() - t0) / 1e9;
 
-  const char *signal_name = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+  const char *signal_name = stop_signal == SIGINT    ? "SIGINT"
+                            : stop_signal == SIGUSR1 ? "SIGUSR1"
+                                                     : "SIGTERM";
   if (r.writer) {
     gf_run_info info = {.backend = b->name,
                         .device = b->description,
@@ -989,6 +1104,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
       gf_remove_file(options->out_dir, "run.json");
     }
     if (keep && fin != GF_OK) st = fin; /* outputs that cannot be written say so first */
+    if (st == GF_OK && !stop_signal && steps_run == wf->steps)
+      st = gf_checkpoint_finish(&r.ck, diag); /* a checkpoint left has nothing to continue */
   }
   if (r.writer && (st == GF_DIVERGED || (st == GF_OK && stop_signal))) {
     char *summary = gf_writer_summary(r.writer); /* NULL: out of memory, said without it */
@@ -999,11 +1116,17 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
                what[0] ? ": " : "");
     /* Rank 0 says it for the job; every rank exits with the same status. */
     int lead = gf_comm_rank(r.comm) == 0;
-    if (stop_signal) st = stop_signal == SIGINT ? GF_INTERRUPTED : GF_TERMINATED;
-    if (stop_signal && lead)
-      gf_diag_error(diag, st, "interrupted by %s at step %" PRId64 "; %s%s", signal_name, steps_run,
-                    holds, what);
-    else if (!stop_signal && lead)
+    if (stop_signal == SIGUSR1 && gf_comm_size(r.comm) == 1)
+      st = gf_diag_error(diag, GF_CHECKPOINTED,
+                         "checkpointed at step %" PRId64
+                         " (SIGUSR1) and stopped; %s%s; continue with --restart %s",
+                         steps_run, holds, what, options->out_dir);
+    else if (stop_signal) {
+      st = stop_signal == SIGINT ? GF_INTERRUPTED : GF_TERMINATED;
+      if (lead)
+        gf_diag_error(diag, st, "interrupted by %s at step %" PRId64 "; %s%s", signal_name,
+                      steps_run, holds, what);
+    } else if (lead)
       gf_diag_error(diag, GF_DIVERGED, "stopped by the check after step %" PRId64 "; %s%s",
                     steps_run - 1, holds, what);
     free(summary);
@@ -1022,7 +1145,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   free(r.buffers); /* their memory goes with r.memory */
   free(r.host_busy_ns);
   gf_comm_batch_free(r.host.batch);
-  b->sink = (gf_op_sink){NULL, NULL, 0};
+  free(r.timed_now);
+  free(r.timed_count);
+  b->sink = (gf_op_sink){NULL, NULL, 0, NULL};
   free_trace(&r);
   free(r.timing);
   return st;

@@ -14,17 +14,28 @@
 #include "program.h"
 #include "workflow.h"
 
+typedef struct gf_checkpoint gf_checkpoint; /* checkpoint.h */
+
 typedef struct gf_run_options {
   const char *out_dir;
   int quiet; /* 1: no timing report on stderr */
   int force; /* 1: write even when the outputs look larger than the free space */
-  /* Set to a signal number (SIGINT, SIGTERM) by the caller's handler; the
-   * loop reads it at each step boundary. NULL: never stop early. */
+  /* Set to a signal number (SIGINT, SIGTERM, SIGUSR1) by the caller's
+   * handler; the loop reads it at each step boundary (SIGUSR1: it writes a
+   * checkpoint there, then stops). NULL: never stop early. */
   const volatile sig_atomic_t *stop;
   /* Not NULL: write the run's timeline there (trace.h), for the steps in
    * [trace_first, trace_end). */
   const char *trace_path;
   int64_t trace_first, trace_end;
+  /* Busy times per task from a sample: the backend times the second of
+   * every timing_sample instances of each task (instances 1, K + 1, ...: a
+   * first launch may include loading the kernel) and every one the trace
+   * keeps, and the report scales the sum up by instances / timed; a task
+   * that ran once is not timed. 0 or 1: time every one. What --timing costs
+   * on a GPU, where each timed operation records two events. */
+  int64_t timing_sample;
+#define GF_TIMING_SAMPLE_GPU 16 /* the GPU's default: 2 event records per 16 instances */
   /* Unless quiet: progress on stderr, redrawn on a terminal, else a line
    * every progress_s seconds (0: 10). */
   double progress_s;
@@ -38,6 +49,10 @@ typedef struct gf_run_options {
   /* The run's processes (comm.h): under MPI the ranks stop together, write
    * one set of outputs and one report. NULL: one process. */
   gf_comm *comm;
+  /* Not NULL: continue from this checkpoint (gf_checkpoint_open checked it
+   * against the workflow); NULL: a fresh run, which removes any checkpoint
+   * the output folder holds. */
+  const gf_checkpoint *restart;
 } gf_run_options;
 
 /* Runs the whole workflow: `program` holds the steps compiled so far (the
@@ -51,7 +66,10 @@ typedef struct gf_run_options {
  * drains the queued work, and writes the outputs under their final names
  * with `"complete": false` in their sidecars; the result is GF_INTERRUPTED
  * (SIGINT), GF_TERMINATED (SIGTERM) or GF_DIVERGED (the check), unless the
- * outputs themselves cannot be written (GF_IOERR). */
+ * outputs themselves cannot be written (GF_IOERR). SIGUSR1 stops the same
+ * way after writing a checkpoint at that step boundary: GF_CHECKPOINTED.
+ * The workflow's `checkpoint: {every: K}` writes one every K steps and goes
+ * on (checkpoint.h). */
 gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
                       gf_backend *backend, const gf_run_options *options, gf_diag *diag);
 

@@ -16,7 +16,9 @@
 extern "C" {
 #endif
 
-#define GF_ABI_VERSION 3 /* 2: gf_array.max_abs, gf_kernel.stable; 3: origin, GF_PARAM_BOX */
+/* 2: gf_array.max_abs, gf_kernel.stable; 3: origin, GF_PARAM_BOX; 4: GF_PARAM_CELLS and
+ * GF_PARAM_TAPS, optional array parameters, gf_kernel.equation, boundary, flops_per_point */
+#define GF_ABI_VERSION 4
 #define GF_MAX_DIMS 3
 #define GF_MAX_KERNEL_ARGS_SIZE 1024 /* bytes of one kernel's argument struct */
 
@@ -56,7 +58,23 @@ typedef enum gf_param_type {
   GF_PARAM_INT,   /* int64_t; an expression, may change every step */
   GF_PARAM_INDEX, /* int64_t[GF_MAX_DIMS]: a grid cell, `[128, 128]` */
   GF_PARAM_BOX,   /* gf_box: the cells this launch updates; set by gflow, never in a workflow */
+  GF_PARAM_CELLS, /* gf_points: grid cells with weights, `[[64, 64, 1.0], [10, 20, -0.5]]` */
+  GF_PARAM_TAPS,  /* gf_points: offsets with coefficients, `[[0, 1, 0.5], {laplacian: 4}]` */
 } gf_param_type;
+
+/* One entry of a GF_PARAM_CELLS or GF_PARAM_TAPS list: a cell or an offset
+ * (trailing axes 0) and its weight. */
+typedef struct gf_point {
+  int64_t at[GF_MAX_DIMS];
+  double weight;
+} gf_point;
+
+/* A list argument: `count` entries at `point`, owned by gflow and unchanged
+ * for the whole run (count 0 when the workflow gives none). */
+typedef struct gf_points {
+  const gf_point *point;
+  int64_t count;
+} gf_points;
 
 /* How a kernel sees its grid.
  *
@@ -70,7 +88,21 @@ typedef enum gf_param_type {
  *   a part of it when a schedule splits the call (the interior away from
  *   the ghost cells while they are exchanged, then the strips next to them).
  *   check(), stable() and points() at load time see the whole interior. A
- *   kernel without a box updates the whole interior, and is never split. */
+ *   kernel without a box updates the whole interior, and is never split.
+ * - The cells of a GF_PARAM_CELLS list are the grid's (checked against it
+ *   at load time), not the arrays': a kernel subtracts its array's `origin`
+ *   and acts on those that land in its box. Each list is shared by every
+ *   launch of the call, so gflow cannot shift it per rank as it does an
+ *   index.
+ * - The entries of a GF_PARAM_TAPS list are offsets from the cell updated,
+ *   each with its coefficient: `[o0, o1, c]` as written, or a named operator
+ *   expanded at load time with the grid's spacing
+ *   (`{laplacian: ORDER, times: X}`, the central second differences summed
+ *   over the axes, or `{derivative: ORDER, axis: D, times: X}`, the central
+ *   first difference along axis D; ORDER 2, 4 or 8). Entries at the same
+ *   offset are summed into one, in the order written.
+ * - An array parameter that is not required and not given arrives with
+ *   `ndim` 0 and `data` NULL. */
 
 typedef enum gf_access {
   GF_ACCESS_NONE = 0,
@@ -125,6 +157,14 @@ typedef struct gf_kernel {
    * non-zero when the call is unstable. `gflow run` then refuses the
    * workflow unless --allow-unstable is given; `gflow validate` notes it. */
   int (*stable)(const void *args, char *why, size_t why_size);
+  /* ABI 4. What `gflow kernels NAME` prints: the equation the kernel
+   * computes (one or more lines), what it does at the grid's edges, and the
+   * floating-point operations per point updated (for f32; the bytes per
+   * point above are also f32's, twice that for f64 fields). NULL or 0: not
+   * stated. */
+  const char *equation;
+  const char *boundary;
+  double flops_per_point;
 } gf_kernel;
 
 typedef struct gf_registrar {

@@ -924,6 +924,11 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
   for (int i = 0; i < wf->nfiles; i++) {
     const gf_file *file = &wf->files[i];
     const gf_field *f = &wf->fields[file->field];
+    if (file->image) {
+      fprintf(out, "  image     %s: %" PRId64 " pictures of %s\n", file->name,
+              plan->tasks[file->task].active, f->name);
+      continue;
+    }
     gf_format_bytes((double)file->plane_bytes * (double)file->planes, b2, sizeof b2);
     fprintf(out, "  output    %s: %" PRId64 " planes x", file->name, file->planes);
     for (int d = 0; d < f->ndim; d++) fprintf(out, "%s%" PRId64, d ? " x " : " ", f->shape[d]);

@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "text.h"
+
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -37,6 +39,7 @@ struct gf_lua {
   int *hook_refs;        /* hook id -> registry ref of its function */
   int hook_count;
   int hook_capacity;
+  uint64_t state_mark; /* gf_lua_state_mark's fingerprint */
 };
 
 /* The base functions a hook may use; everything else of the base library
@@ -521,4 +524,328 @@ gf_status gf_lua_call(gf_lua *lua, int hook_id, const double *args, int nargs, d
   lua_settop(L, base - 1);
   recover(lua, status);
   return outcome;
+}
+
+/* ---- the hooks' state, for checkpoints ---------------------------------------- */
+
+#define SAVE_FUNCTION "save_state"
+#define RESTORE_FUNCTION "restore_state"
+#define STATE_MAX_DEPTH 32 /* tables in tables a saved state may nest */
+
+/* A fingerprint of every value the hooks can reach from their sandbox: an
+ * FNV-style hash over a depth-first walk (the same walk over the same state
+ * visits in the same order), each table, function and userdata once. */
+typedef struct fingerprint {
+  uint64_t hash;
+  const void **seen; /* open addressing; NULL: free */
+  size_t cap, count;
+  int out_of_memory;
+} fingerprint;
+
+static void fp_mix(fingerprint *fp, uint64_t v) {
+  fp->hash = (fp->hash ^ v) * UINT64_C(0x100000001b3);
+  fp->hash ^= fp->hash >> 29;
+}
+
+static void fp_bytes(fingerprint *fp, const void *data, size_t len) {
+  const unsigned char *p = data;
+  fp_mix(fp, len);
+  for (size_t i = 0; i < len; i++) fp_mix(fp, p[i]);
+}
+
+/* 1 when `p` was seen before; else records it. */
+static int fp_seen(fingerprint *fp, const void *p) {
+  if (fp->count * 2 >= fp->cap) {
+    size_t cap = fp->cap ? 2 * fp->cap : 256;
+    const void **grown = gf_calloc(cap, sizeof *grown);
+    if (!grown) {
+      fp->out_of_memory = 1;
+      return 1;
+    }
+    for (size_t i = 0; i < fp->cap; i++)
+      if (fp->seen[i])
+        for (size_t h = ((uintptr_t)fp->seen[i] >> 4) & (cap - 1);; h = (h + 1) & (cap - 1))
+          if (!grown[h]) {
+            grown[h] = fp->seen[i];
+            break;
+          }
+    free(fp->seen);
+    fp->seen = grown;
+    fp->cap = cap;
+  }
+  for (size_t h = ((uintptr_t)p >> 4) & (fp->cap - 1);; h = (h + 1) & (fp->cap - 1)) {
+    if (fp->seen[h] == p) return 1;
+    if (!fp->seen[h]) {
+      fp->seen[h] = p;
+      fp->count++;
+      return 0;
+    }
+  }
+}
+
+static void fp_value(lua_State *L, fingerprint *fp, int idx) {
+  idx = lua_absindex(L, idx);
+  int type = lua_type(L, idx);
+  fp_mix(fp, (uint64_t)type + 1);
+  if (!lua_checkstack(L, 4)) {
+    fp->out_of_memory = 1;
+    return;
+  }
+  switch (type) {
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) {
+        fp_mix(fp, (uint64_t)lua_tointeger(L, idx));
+      } else {
+        double v = lua_tonumber(L, idx);
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        fp_mix(fp, bits);
+      }
+      break;
+    case LUA_TBOOLEAN:
+      fp_mix(fp, (uint64_t)lua_toboolean(L, idx));
+      break;
+    case LUA_TSTRING: {
+      size_t len;
+      const char *text = lua_tolstring(L, idx, &len);
+      fp_bytes(fp, text, len);
+      break;
+    }
+    case LUA_TLIGHTUSERDATA:
+      fp_mix(fp, (uint64_t)(uintptr_t)lua_touserdata(L, idx));
+      break;
+    case LUA_TTABLE:
+      if (fp_seen(fp, lua_topointer(L, idx))) break;
+      lua_pushnil(L);
+      while (lua_next(L, idx)) {
+        fp_value(L, fp, -2);
+        fp_value(L, fp, -1);
+        lua_pop(L, 1);
+      }
+      if (lua_getmetatable(L, idx)) {
+        fp_value(L, fp, -1);
+        lua_pop(L, 1);
+      }
+      break;
+    case LUA_TFUNCTION: /* which function, and what its upvalues hold */
+      if (fp_seen(fp, lua_topointer(L, idx))) break;
+      fp_mix(fp, (uint64_t)(uintptr_t)lua_topointer(L, idx));
+      for (int i = 1; lua_getupvalue(L, idx, i); i++) {
+        fp_value(L, fp, -1);
+        lua_pop(L, 1);
+      }
+      break;
+    case LUA_TUSERDATA: /* math.random keeps its generator in one */
+      if (fp_seen(fp, lua_topointer(L, idx))) break;
+      fp_bytes(fp, lua_touserdata(L, idx), lua_rawlen(L, idx));
+      break;
+    case LUA_TTHREAD: {
+      lua_State *co = lua_tothread(L, idx);
+      fp_mix(fp, (uint64_t)(uintptr_t)co);
+      fp_mix(fp, (uint64_t)lua_status(co));
+      fp_mix(fp, (uint64_t)lua_gettop(co));
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+static int fingerprint_sandbox(lua_State *L) {
+  fingerprint *fp = lua_touserdata(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, state_owner(L)->env_ref);
+  fp_value(L, fp, -1);
+  return 0;
+}
+
+/* The fingerprint, or 0 when it could not be taken (never equal to a mark,
+ * which is taken the same way; a failed walk reads as changed). */
+static uint64_t state_fingerprint(gf_lua *lua) {
+  fingerprint fp = {.hash = UINT64_C(0xcbf29ce484222325)};
+  int status = run_protected(lua->L, fingerprint_sandbox, &fp);
+  if (status != LUA_OK) lua_pop(lua->L, 1);
+  free(fp.seen);
+  return status == LUA_OK && !fp.out_of_memory ? fp.hash | 1 : 0;
+}
+
+void gf_lua_state_mark(gf_lua *lua) {
+  if (lua) lua->state_mark = state_fingerprint(lua);
+}
+
+/* The type of global NAME of the sandbox. */
+static int sandbox_global_type(gf_lua *lua, const char *name) {
+  lua_State *L = lua->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lua->env_ref);
+  lua_pushstring(L, name); /* a short literal: interned, never a memory error here */
+  int type = lua_rawget(L, -2);
+  lua_pop(L, 2);
+  return type;
+}
+
+/* A saved value as a Lua constructor: integers in decimal, floats in hex
+ * (exact), strings with every unusual byte escaped. 0, or why not. */
+static const char *serialize(lua_State *L, int idx, gf_text *out, int depth) {
+  idx = lua_absindex(L, idx);
+  switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) {
+        lua_Integer v = lua_tointeger(L, idx);
+        if (v == LUA_MININTEGER)
+          gf_text_printf(out, "0x8000000000000000");
+        else
+          gf_text_printf(out, "%lld", (long long)v);
+      } else {
+        double v = lua_tonumber(L, idx);
+        if (isnan(v))
+          gf_text_printf(out, "(0/0)");
+        else if (isinf(v))
+          gf_text_printf(out, v > 0 ? "1e9999" : "-1e9999");
+        else
+          gf_text_printf(out, "%a", v);
+      }
+      return NULL;
+    case LUA_TBOOLEAN:
+      gf_text_printf(out, lua_toboolean(L, idx) ? "true" : "false");
+      return NULL;
+    case LUA_TSTRING: {
+      size_t len;
+      const unsigned char *s = (const unsigned char *)lua_tolstring(L, idx, &len);
+      gf_text_printf(out, "\"");
+      for (size_t i = 0; i < len; i++)
+        if (s[i] < 32 || s[i] > 126 || s[i] == '"' || s[i] == '\\')
+          gf_text_printf(out, "\\%03u", s[i]);
+        else
+          gf_text_printf(out, "%c", s[i]);
+      gf_text_printf(out, "\"");
+      return NULL;
+    }
+    case LUA_TTABLE: {
+      if (depth >= STATE_MAX_DEPTH) return "tables nested too deeply (or a cycle)";
+      if (!lua_checkstack(L, 3)) return "not enough memory";
+      gf_text_printf(out, "{");
+      lua_pushnil(L);
+      while (lua_next(L, idx)) {
+        int key_type = lua_type(L, -2);
+        if (key_type != LUA_TNUMBER && key_type != LUA_TSTRING && key_type != LUA_TBOOLEAN) {
+          lua_pop(L, 2);
+          return "a table key that is not a number, string or boolean";
+        }
+        gf_text_printf(out, "[");
+        serialize(L, -2, out, depth + 1);
+        gf_text_printf(out, "]=");
+        const char *why = serialize(L, -1, out, depth + 1);
+        if (why) {
+          lua_pop(L, 2);
+          return why;
+        }
+        gf_text_printf(out, ",");
+        lua_pop(L, 1);
+      }
+      gf_text_printf(out, "}");
+      return NULL;
+    }
+    default:
+      return lua_typename(L, lua_type(L, idx));
+  }
+}
+
+/* GF_OK, or the report of a call to save_state or restore_state (`when`:
+ * "checkpoint", "restart") that the limits stopped or that failed. */
+static gf_status state_call_status(gf_lua *lua, int status, const char *function, const char *when,
+                                   gf_diag *diag) {
+  char reason[128];
+  if (stop_reason(lua, status, reason, sizeof reason))
+    return gf_diag_error(diag, GF_INTERNAL, "hook '%s' stopped: %s (%s)", function, reason, when);
+  if (status == LUA_OK) return GF_OK;
+  const char *message = error_text(lua->L);
+  gf_status st = gf_diag_error(diag, GF_INTERNAL, "%.*s (hook '%s', %s)",
+                               first_line_length(message), message, function, when);
+  print_continuation(diag, message);
+  return st;
+}
+
+gf_status gf_lua_state_save(gf_lua *lua, char **text, int *changed, gf_diag *diag) {
+  *text = NULL;
+  *changed = 0;
+  if (!lua) return GF_OK;
+  int save = sandbox_global_type(lua, SAVE_FUNCTION) == LUA_TFUNCTION;
+  int restore = sandbox_global_type(lua, RESTORE_FUNCTION) == LUA_TFUNCTION;
+  if (save != restore)
+    return gf_diag_error(
+        diag, GF_INVALID, "the hook files define %s but not %s; a checkpoint needs both or neither",
+        save ? SAVE_FUNCTION : RESTORE_FUNCTION, save ? RESTORE_FUNCTION : SAVE_FUNCTION);
+  if (!save) {
+    *changed = state_fingerprint(lua) != lua->state_mark;
+    return GF_OK;
+  }
+  lua_State *L = lua->L;
+  int base = lua_gettop(L) + 1;
+  lua_pushcfunction(L, add_traceback);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lua->env_ref);
+  lua_pushliteral(L, SAVE_FUNCTION);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  reset_budget(lua);
+  int status = lua_pcall(L, 0, 1, base);
+  gf_status st = state_call_status(lua, status, SAVE_FUNCTION, "checkpoint", diag);
+  if (st == GF_OK) {
+    gf_text t = {0};
+    gf_text_printf(&t, "return ");
+    const char *why = serialize(L, -1, &t, 0);
+    if (why) {
+      gf_text_free(&t);
+      st = gf_diag_error(diag, GF_INVALID,
+                         "%s() returned %s%s; a saved state holds numbers, strings, booleans "
+                         "and tables of them",
+                         SAVE_FUNCTION, strchr(why, ' ') ? "" : "a value of type ", why);
+    } else {
+      gf_text_printf(&t, "\n");
+      *text = gf_text_take(&t);
+      if (!*text) st = gf_oom(diag, "saving the hooks' state");
+    }
+  }
+  lua_settop(L, base - 1);
+  recover(lua, status);
+  return st;
+}
+
+typedef struct restore_args {
+  const char *text;
+} restore_args;
+
+/* Builds the saved value in an empty environment, then calls restore_state. */
+static int restore_protected(lua_State *L) {
+  restore_args *args = lua_touserdata(L, 1);
+  if (luaL_loadbufferx(L, args->text, strlen(args->text), "=checkpoint", "t") != LUA_OK)
+    return lua_error(L);
+  lua_newtable(L);
+  lua_setupvalue(L, -2, 1);
+  lua_call(L, 0, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, state_owner(L)->env_ref);
+  lua_pushliteral(L, RESTORE_FUNCTION);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  lua_insert(L, -2);
+  lua_call(L, 1, 0);
+  return 0;
+}
+
+gf_status gf_lua_state_restore(gf_lua *lua, const char *text, gf_diag *diag) {
+  if (!lua || sandbox_global_type(lua, RESTORE_FUNCTION) != LUA_TFUNCTION)
+    return gf_diag_error(diag, GF_INVALID,
+                         "the checkpoint holds the hooks' state, but the hook files define no "
+                         "%s to take it back",
+                         RESTORE_FUNCTION);
+  lua_State *L = lua->L;
+  int base = lua_gettop(L) + 1;
+  restore_args args = {text};
+  lua_pushcfunction(L, add_traceback);
+  lua_pushcfunction(L, restore_protected);
+  lua_pushlightuserdata(L, &args);
+  reset_budget(lua);
+  int status = lua_pcall(L, 1, 0, base);
+  gf_status st = state_call_status(lua, status, RESTORE_FUNCTION, "restart", diag);
+  lua_settop(L, base - 1);
+  recover(lua, status);
+  return st;
 }

@@ -45,4 +45,27 @@ gf_status gf_lua_find(gf_lua *lua, const char *function, int *hook_id, gf_diag *
 gf_status gf_lua_call(gf_lua *lua, int hook_id, const double *args, int nargs, double *result,
                       const char *hook_name, const char *context);
 
+/* The hooks' state, for checkpoints (checkpoint.c). The rule: hook files that
+ * keep state between calls define `save_state()`, returning a value made of
+ * numbers, strings, booleans and tables of them, and `restore_state(state)`,
+ * which a restarted run calls with that value before its first step. Hook
+ * files without `save_state` are taken to be pure functions of their
+ * arguments; gflow checks that by a fingerprint of everything the hooks can
+ * reach (their globals, tables, and the upvalues of their functions, the
+ * state of math.random included), taken by gf_lua_state_mark before the loop
+ * and compared at each checkpoint. */
+
+/* Takes the fingerprint the checkpoints compare against. */
+void gf_lua_state_mark(gf_lua *lua);
+
+/* The hooks' state as Lua text (`return {...}`) in *text (caller frees), or
+ * *text NULL when the hooks define no save_state; *changed is 1 when they
+ * define none and their state differs from the mark (a restart could not
+ * reproduce it). Reports through `diag` (save_state failing, returning a
+ * function, or defined without restore_state). */
+gf_status gf_lua_state_save(gf_lua *lua, char **text, int *changed, gf_diag *diag);
+
+/* Calls restore_state with the value `text` (from gf_lua_state_save) builds. */
+gf_status gf_lua_state_restore(gf_lua *lua, const char *text, gf_diag *diag);
+
 #endif

@@ -1,4 +1,4 @@
-/* image.c - the diverging colormap, PNG files, and `gflow view`. */
+/* image.c - the diverging colormap, PNG files, an image task's pictures, and `gflow view`. */
 #include "image.h"
 
 #include <dirent.h>
@@ -35,16 +35,13 @@ void gf_colormap_diverging(double v, double lo, double hi, uint8_t rgb[3]) {
   rgb[2] = (uint8_t)lround(b);
 }
 
-gf_status gf_png_write(const char *path, int width, int height, const uint8_t *rgb, gf_diag *diag) {
-  char *temp = gf_asprintf("%s.partial-%ld", path, (long)getpid());
-  if (!temp) return gf_oom(diag, "writing a picture");
-  FILE *f = fopen(temp, "wb");
-  if (!f) {
-    gf_status st =
-        gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", temp, strerror(errno));
-    free(temp);
-    return st;
-  }
+/* Encodes `rgb` into the file `path` (made durable with `durable`); 1 on
+ * success, else 0 with errno or *libpng_failed set. */
+static int png_encode(const char *path, int width, int height, const uint8_t *rgb, int durable,
+                      int *libpng_failed) {
+  *libpng_failed = 0;
+  FILE *f = fopen(path, "wb");
+  if (!f) return 0;
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
   png_infop info = png ? png_create_info_struct(png) : NULL;
   int ok = png && info;
@@ -61,16 +58,142 @@ gf_status gf_png_write(const char *path, int width, int height, const uint8_t *r
     ok = 0;
   }
   png_destroy_write_struct(png ? &png : NULL, info ? &info : NULL);
+  if (!ok) *libpng_failed = 1;
   ok = fflush(f) == 0 && ok;
+  ok = (!durable || fsync(fileno(f)) == 0) && ok;
   ok = fclose(f) == 0 && ok;
+  return ok;
+}
+
+gf_status gf_png_write_durable(const char *path, int width, int height, const uint8_t *rgb,
+                               gf_diag *diag) {
+  int libpng_failed;
+  if (png_encode(path, width, height, rgb, 1, &libpng_failed)) return GF_OK;
+  gf_status st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", path,
+                               libpng_failed ? "libpng failed" : strerror(errno));
+  unlink(path);
+  return st;
+}
+
+gf_status gf_png_write(const char *path, int width, int height, const uint8_t *rgb, gf_diag *diag) {
+  char *temp = gf_asprintf("%s.partial-%ld", path, (long)getpid());
+  if (!temp) return gf_oom(diag, "writing a picture");
+  int libpng_failed;
   gf_status st = GF_OK;
-  if (!ok || rename(temp, path) != 0) {
+  if (!png_encode(temp, width, height, rgb, 0, &libpng_failed) || rename(temp, path) != 0) {
     st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", path,
-                       ok ? strerror(errno) : "libpng failed");
+                       libpng_failed ? "libpng failed" : strerror(errno));
     unlink(temp);
   }
   free(temp);
   return st;
+}
+
+/* ---- an image task's pictures ---- */
+
+const char *gf_image_pattern_parse(const char *pattern, gf_image_spec *spec, size_t *at) {
+  const char *conversion = NULL;
+  size_t len = strlen(pattern), end = 0;
+  for (size_t i = 0; i < len; i++) {
+    *at = i;
+    if (pattern[i] == '/') return "must be a plain file name (no '/')";
+    if (pattern[i] != '%') continue;
+    if (pattern[i + 1] == '%') {
+      i++;
+      continue;
+    }
+    size_t j = i + 1;
+    int zero = pattern[j] == '0', width = 0;
+    j += (size_t)zero;
+    while (pattern[j] >= '0' && pattern[j] <= '9' && width <= 20)
+      width = width * 10 + (pattern[j++] - '0');
+    if (width > 20) return "pads the step to more than 20 digits";
+    if (pattern[j] != 'd') return "has a conversion other than %d, %Nd or %0Nd (write %% for a %)";
+    if (conversion) return "has a second conversion; it takes one %d, the step";
+    conversion = pattern + i;
+    spec->width = width;
+    spec->zero_pad = zero;
+    end = j + 1;
+    i = j;
+  }
+  *at = 0;
+  if (!conversion)
+    return "needs a %d (e.g. %05d) where the step goes, or every picture would overwrite the last";
+  if (len - (end - (size_t)(conversion - pattern)) + 20 > 250) return "is too long for a file name";
+  /* the literal parts, with %% as % */
+  char *parts[2] = {gf_calloc(len + 1, 1), gf_calloc(len + 1, 1)};
+  if (!parts[0] || !parts[1]) {
+    free(parts[0]);
+    free(parts[1]);
+    return "out of memory";
+  }
+  for (int p = 0; p < 2; p++) {
+    size_t from = p ? end : 0, to = p ? len : (size_t)(conversion - pattern), k = 0;
+    for (size_t i = from; i < to; i++) {
+      parts[p][k++] = pattern[i];
+      if (pattern[i] == '%') i++;
+    }
+  }
+  spec->prefix = parts[0];
+  spec->suffix = parts[1];
+  return NULL;
+}
+
+void gf_image_spec_clear(gf_image_spec *spec) {
+  free(spec->prefix);
+  free(spec->suffix);
+  spec->prefix = spec->suffix = NULL;
+}
+
+char *gf_image_name(const gf_image_spec *spec, int64_t number, char *buf, size_t size) {
+  int n = snprintf(buf, size, spec->zero_pad ? "%s%0*" PRId64 "%s" : "%s%*" PRId64 "%s",
+                   spec->prefix, spec->width, number, spec->suffix);
+  return n >= 0 && (size_t)n < size ? buf : NULL;
+}
+
+/* The two axes a picture shows: rows along `*row`, columns along `*col`. */
+static void image_axes(const gf_image_spec *spec, int *row, int *col) {
+  *row = spec->axis == 0 ? 1 : 0;
+  *col = spec->axis == 2 ? 1 : spec->axis < 0 ? 1 : 2;
+}
+
+void gf_image_size(const gf_image_spec *spec, const int64_t shape[GF_MAX_DIMS], int *width,
+                   int *height) {
+  int row, col;
+  image_axes(spec, &row, &col);
+  *height = (int)shape[row];
+  *width = (int)shape[col];
+}
+
+void gf_image_draw(const gf_image_spec *spec, const void *data, gf_dtype dtype,
+                   const int64_t shape[GF_MAX_DIMS], uint8_t *rgb, double *lo, double *hi) {
+  int row, col, width, height;
+  image_axes(spec, &row, &col);
+  gf_image_size(spec, shape, &width, &height);
+  int64_t stride[GF_MAX_DIMS] = {shape[1] * shape[2], shape[2], 1};
+  int64_t base = spec->axis >= 0 ? spec->index * stride[spec->axis] : 0;
+#define GF_IMAGE_AT(y, x) (base + (int64_t)(y)*stride[row] + (int64_t)(x)*stride[col])
+#define GF_IMAGE_VALUE(i) \
+  (dtype == GF_F64 ? ((const double *)data)[i] : (double)((const float *)data)[i])
+  *lo = spec->lo;
+  *hi = spec->hi;
+  if (!spec->fixed_range) {
+    double m = 0;
+    for (int y = 0; y < height; y++)
+      for (int x = 0; x < width; x++) {
+        double v = GF_IMAGE_VALUE(GF_IMAGE_AT(y, x));
+        if (isfinite(v) && fabs(v) > m) m = fabs(v);
+      }
+    if (m == 0) m = 1;
+    *lo = -m;
+    *hi = m;
+  }
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      gf_colormap_diverging(GF_IMAGE_VALUE(GF_IMAGE_AT(y, x)), *lo, *hi,
+                            rgb + 3 * ((size_t)y * (size_t)width + (size_t)x));
+#undef GF_IMAGE_AT
+#undef GF_IMAGE_VALUE
 }
 
 /* ---- reading an output file's sidecar ---- */

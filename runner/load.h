@@ -66,6 +66,8 @@ gf_status gf_load_expr(loader *ld, const yaml_node_t *node, const char *text, si
                        unsigned names, int allow_step, gf_expr **out);
 /* The value of a constant expression. */
 double gf_load_constant(const gf_expr *expr);
+/* A number, or a constant expression of `names`. */
+gf_status gf_load_number(loader *ld, const yaml_node_t *node, unsigned names, double *out);
 /* An integer, or a constant expression of `names` that is one. */
 gf_status gf_load_integer(loader *ld, const yaml_node_t *node, unsigned names, int64_t *out);
 /* `FIELD` or `FIELD[EXPR]`. */

@@ -13,18 +13,21 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "checkpoint.h"
 #include "collect.h"
 #include "comm.h"
 #include "decompose.h"
 #include "error.h"
 #include "eval.h"
 #include "exec.h"
+#include "flatkeys.h"
 #include "graph.h"
 #include "image.h"
 #include "outdir.h"
 #include "program.h"
 #include "registry.h"
 #include "sweep.h"
+#include "text.h"
 #include "workflow.h"
 
 /* ---- the command line: one table of commands, one of options ----------- */
@@ -48,7 +51,9 @@ static const cli_command commands[] = {
      "SIGINT or SIGTERM stops the run at the next step boundary: the outputs so far\n"
      "are written, marked \"complete\": false, and gflow exits 130 or 143. A second\n"
      "signal changes nothing; a third ends gflow at once (nothing then appears\n"
-     "under a final name).\n"},
+     "under a final name). SIGUSR1 (sbatch --signal=B:USR1@120) writes a checkpoint\n"
+     "at the next step boundary, then stops the same way and exits 75;\n"
+     "`gflow run --restart DIR` continues from it.\n"},
     {"validate", CMD_VALIDATE, "FILE [options]",
      "load and check a workflow, plan every step, print a summary",
      "Loads and checks the workflow, plans every step under its schedule (finding\n"
@@ -60,8 +65,10 @@ static const cli_command commands[] = {
      "not the whole field) and how the schedule enforces them (ordered, event, host\n"
      "sync). Default step: the first at which the most tasks run. --format svg or\n"
      "png renders the DOT with Graphviz's `dot`.\n"},
-    {"kernels", CMD_KERNELS, "[options]", "list the kernels and their parameters",
-     "Lists every kernel with its typed parameters, defaults, ranges and help.\n"},
+    {"kernels", CMD_KERNELS, "[NAME] [options]", "list the kernels and their parameters",
+     "Lists every kernel with its typed parameters, defaults, ranges and help. With\n"
+     "NAME, that kernel alone, with the equation it computes, what it does at the\n"
+     "grid's edges and the bytes and flops per point of the timing report.\n"},
 };
 enum { NCOMMANDS = (int)(sizeof commands / sizeof commands[0]) };
 
@@ -90,14 +97,17 @@ typedef struct cli {
   int64_t step;
   int quiet;
   int timing;
+  int64_t timing_sample; /* --timing-sample K; 0: the backend's default */
   int help;
   int force;          /* run even when the outputs may not fit */
   int allow_unstable; /* run kernel calls that fail their stability condition */
   const char *trace;  /* --trace FILE */
   int64_t trace_first, trace_end;
-  double progress_s;  /* --progress SECONDS */
-  const char *format; /* dag: dot, mermaid, svg, png */
-  int argc;           /* the whole command line, for run.json */
+  double progress_s;      /* --progress SECONDS */
+  const char *restart;    /* --restart DIR */
+  int restart_if_present; /* --restart-if-present */
+  const char *format;     /* dag: dot, mermaid, svg, png */
+  int argc;               /* the whole command line, for run.json */
   char **argv;
   int ranks, rank; /* validate, dag: the rank whose share to plan */
   gf_comm *comm;   /* run: MPI, or one process */
@@ -216,6 +226,14 @@ static gf_status opt_timing(cli *c, const char *arg) {
   return GF_OK;
 }
 
+static gf_status opt_timing_sample(cli *c, const char *arg) {
+  int64_t k;
+  if (!parse_int(arg, &k) || k < 1 || k > 1000000000)
+    return usage_error(c, "--timing-sample takes a count from 1 to 10^9, not '%s'", arg);
+  c->timing_sample = k;
+  return GF_OK;
+}
+
 static gf_status opt_quiet(cli *c, const char *arg) {
   (void)arg;
   c->quiet = 1;
@@ -288,6 +306,17 @@ static gf_status opt_rank(cli *c, const char *arg) {
   return GF_OK;
 }
 
+static gf_status opt_restart(cli *c, const char *arg) {
+  c->restart = arg;
+  return GF_OK;
+}
+
+static gf_status opt_restart_if_present(cli *c, const char *arg) {
+  (void)arg;
+  c->restart_if_present = 1;
+  return GF_OK;
+}
+
 static gf_status opt_help(cli *c, const char *arg) {
   (void)arg;
   c->help = 1;
@@ -322,7 +351,10 @@ static const cli_option options[] = {
     {"plugin", "FILE", CMD_ALL, opt_plugin, "load a kernel plugin (repeatable)"},
     {"timing", NULL, CMD_RUN, opt_timing,
      "GPU backend: measure every task's busy time with events\n"
-     "(the CPU backend always does; on a GPU it adds two events per task)"},
+     "(the CPU backend always does; on a GPU it adds two events per timed task)"},
+    {"timing-sample", "K", CMD_RUN, opt_timing_sample,
+     "time one in K instances of each task and scale the busy times up\n"
+     "(default: 16 on a GPU, 1 (all) on the CPU; a trace times the steps it keeps)"},
     {"lua-memory", "N", CMD_LOADS, opt_lua_memory,
      "bytes a Lua hook state may hold (same as --set limits.lua_memory=N)"},
     {"lua-instructions", "N", CMD_LOADS, opt_lua_instructions,
@@ -339,6 +371,13 @@ static const cli_option options[] = {
     {"progress", "SECONDS", CMD_RUN, opt_progress,
      "when stderr is not a terminal, a progress line this often\n"
      "(default 10; on a terminal one line is redrawn)"},
+    {"restart", "DIR", CMD_RUN, opt_restart,
+     "continue the run in DIR from its checkpoint (FILE may be\n"
+     "left out: the checkpoint names it and its --set values)"},
+    {"restart-if-present", NULL, CMD_RUN, opt_restart_if_present,
+     "continue from the output folder's checkpoint when it has\n"
+     "one, else run afresh: one batch script for a job and its\n"
+     "requeued runs"},
     {"format", "NAME", CMD_DAG, opt_format,
      "dot (default), mermaid, or svg / png (rendered by Graphviz)"},
     {"ranks", "N", CMD_VALIDATE | CMD_DAG, opt_ranks,
@@ -401,7 +440,7 @@ static gf_status parse_args(int argc, char **argv, cli *c) {
   for (int i = 2; i < argc; i++) {
     const char *arg = argv[i];
     if (only_operands || arg[0] != '-' || arg[1] == '\0') {
-      if (!(c->command->bit & CMD_LOADS) || c->file)
+      if (!(c->command->bit & (CMD_LOADS | CMD_KERNELS)) || c->file)
         return usage_error(c, "unexpected argument '%s'", arg);
       c->file = arg;
       continue;
@@ -440,8 +479,13 @@ static gf_status parse_args(int argc, char **argv, cli *c) {
     if (st != GF_OK) return st;
   }
   if (c->help) return GF_OK;
-  if ((c->command->bit & CMD_LOADS) && !c->file)
+  if ((c->command->bit & CMD_LOADS) && !c->file && !c->restart)
     return usage_error(c, "'%s' needs a workflow FILE", c->command->name);
+  if (c->restart && c->restart_if_present)
+    return usage_error(c, "--restart DIR and --restart-if-present exclude each other");
+  if (c->restart && c->out_dir && strcmp(c->restart, c->out_dir) != 0)
+    return usage_error(c, "--restart %s continues in its own folder; leave out --out %s",
+                       c->restart, c->out_dir);
   return GF_OK;
 }
 
@@ -457,15 +501,53 @@ static const char *param_type_name(gf_param_type type) {
       return "cell";
     case GF_PARAM_BOX:
       return "box";
+    case GF_PARAM_CELLS:
+      return "cells";
+    case GF_PARAM_TAPS:
+      return "taps";
   }
   return "?";
 }
 
-static void print_kernels(const gf_registry *registry) {
+/* Each line of `text` after `indent`. */
+static void print_indented(const char *indent, const char *text) {
+  for (const char *line = text; *line;) {
+    const char *nl = strchr(line, '\n');
+    int len = nl ? (int)(nl - line) : (int)strlen(line);
+    printf("%s%.*s\n", indent, len, line);
+    line += len + (nl != NULL);
+  }
+}
+
+/* Every kernel, or only `name` (NULL: all) with what it computes. */
+static gf_status print_kernels(const gf_registry *registry, const char *name, gf_diag *diag) {
+  if (name && !gf_registry_find(registry, name)) {
+    gf_text list = {0};
+    gf_text_puts(&list, "");
+    for (int k = 0; k < gf_registry_count(registry); k++)
+      gf_text_printf(&list, "%s%s", k ? ", " : "", gf_registry_at(registry, k)->name);
+    gf_status st = gf_diag_error(diag, GF_INVALID, "unknown kernel '%s'; known kernels: %s", name,
+                                 list.data ? list.data : "?");
+    free(list.data);
+    return st;
+  }
+  int printed = 0;
   for (int k = 0; k < gf_registry_count(registry); k++) {
     const gf_kernel *kernel = gf_registry_at(registry, k);
-    printf("%s%s\n  %s\n  GPU: %s\n  parameters:\n", k ? "\n" : "", kernel->name, kernel->help,
+    if (name && strcmp(kernel->name, name) != 0) continue;
+    printf("%s%s\n  %s\n  GPU: %s\n", printed++ ? "\n" : "", kernel->name, kernel->help,
            kernel->launch_gpu ? "yes" : "no (CPU only in this build)");
+    if (name) {
+      printf("  equation:\n");
+      print_indented("    ", kernel->equation ? kernel->equation : "(not stated)");
+      printf("  boundary:\n");
+      print_indented("    ", kernel->boundary ? kernel->boundary : "(not stated)");
+      printf("  per point (timing report): %g bytes (f32 fields; f64: twice)",
+             kernel->bytes_per_point);
+      if (kernel->flops_per_point > 0) printf(", %g flops", kernel->flops_per_point);
+      printf("\n");
+    }
+    printf("  parameters:\n");
     for (const gf_param *p = kernel->params; p->name; p++) {
       char detail[160] = "";
       if (p->type == GF_PARAM_ARRAY) {
@@ -473,12 +555,15 @@ static void print_kernels(const gf_registry *registry) {
         const char *acc = rw == GF_ACCESS_READ    ? "read"
                           : rw == GF_ACCESS_WRITE ? "written"
                                                   : "read and written";
-        snprintf(detail, sizeof detail, "%s %s%s%s", acc, (p->dtypes & 1u) ? "f32" : "",
-                 (p->dtypes & 3u) == 3u ? "|" : "", (p->dtypes & 2u) ? "f64" : "");
+        snprintf(detail, sizeof detail, "%s %s%s%s%s", acc, (p->dtypes & 1u) ? "f32" : "",
+                 (p->dtypes & 3u) == 3u ? "|" : "", (p->dtypes & 2u) ? "f64" : "",
+                 p->required ? "" : ", optional");
       } else if (p->type == GF_PARAM_BOX) {
         snprintf(detail, sizeof detail, "set by gflow");
       } else if (p->required) {
         snprintf(detail, sizeof detail, "required");
+      } else if (p->type == GF_PARAM_CELLS || p->type == GF_PARAM_TAPS) {
+        snprintf(detail, sizeof detail, "default: none");
       } else if (p->type == GF_PARAM_INDEX && p->def == GF_INDEX_CENTER) {
         snprintf(detail, sizeof detail, "default: the grid's centre");
       } else {
@@ -492,6 +577,7 @@ static void print_kernels(const gf_registry *registry) {
       printf("    %-10s %-5s  %-36s %s\n", p->name, param_type_name(p->type), detail, p->help);
     }
   }
+  return GF_OK;
 }
 
 /* 1 when this gflow was built with a GPU backend (cmake/gpu.cmake): only
@@ -556,7 +642,8 @@ static void on_stop_signal(int sig) {
   }
 }
 
-/* SIGINT and SIGTERM ask the time loop to stop at the next step boundary. A
+/* SIGINT and SIGTERM ask the time loop to stop at the next step boundary,
+ * SIGUSR1 to write a checkpoint there first. A
  * SIGINT the parent set to be ignored (a background job of a script) stays
  * ignored, as in any well-behaved Unix program. */
 static void catch_stop_signals(void) {
@@ -566,11 +653,13 @@ static void catch_stop_signals(void) {
   sigemptyset(&action.sa_mask);
   sigaddset(&action.sa_mask, SIGINT); /* one handler at a time: the count stays exact */
   sigaddset(&action.sa_mask, SIGTERM);
+  sigaddset(&action.sa_mask, SIGUSR1);
   action.sa_flags = SA_RESTART;
   struct sigaction old;
   if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
     sigaction(SIGINT, &action, NULL);
   sigaction(SIGTERM, &action, NULL);
+  sigaction(SIGUSR1, &action, NULL); /* checkpoint, then stop (exec.h) */
 }
 
 /* `gflow dag`: DOT or Mermaid as written, SVG or PNG through Graphviz's dot. */
@@ -596,6 +685,49 @@ static gf_status write_dag(const cli *c, gf_plan *plan, gf_diag *diag) {
   return st;
 }
 
+/* 1 when DIR/run.json says its run completed. */
+static int run_complete(const char *dir) {
+  char *path = gf_asprintf("%s/run.json", dir);
+  FILE *f = path ? fopen(path, "r") : NULL;
+  free(path);
+  if (!f) return 0;
+  char text[1 << 16];
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = '\0';
+  gf_flat flat = {0};
+  const char *complete = gf_flat_text(text, &flat) == GF_OK ? gf_flat_get(&flat, "complete") : NULL;
+  int yes = complete && strcmp(complete, "true") == 0;
+  gf_flat_free(&flat);
+  return yes;
+}
+
+/* --restart, --restart-if-present: the checkpoint in `out_dir`, checked
+ * against `wf` (*checkpoint NULL: run afresh), or *nothing_to_do when the
+ * run there is complete. */
+static gf_status find_checkpoint(const cli *c, const gf_workflow *wf, const char *out_dir,
+                                 gf_diag *diag, gf_checkpoint **checkpoint, int *nothing_to_do) {
+  *nothing_to_do = 0;
+  gf_status st = gf_checkpoint_open(out_dir, wf, diag, checkpoint);
+  if (st != GF_OK) return st;
+  if (*checkpoint && gf_checkpoint_complete(*checkpoint)) {
+    gf_checkpoint_free(*checkpoint);
+    *checkpoint = NULL;
+    *nothing_to_do = 1;
+  } else if (!*checkpoint && c->restart) {
+    if (!run_complete(out_dir))
+      return gf_diag_error(diag, GF_NOINPUT,
+                           "%s holds no checkpoint (%s/checkpoint/checkpoint.txt): nothing to "
+                           "restart from",
+                           out_dir, out_dir);
+    *nothing_to_do = 1;
+  }
+  if (*nothing_to_do) /* even with --quiet: a batch log says why nothing ran */
+    fprintf(stderr, "gflow: %s: the run is complete (%" PRId64 " steps); nothing to do\n", out_dir,
+            wf->steps);
+  return GF_OK;
+}
+
 static gf_status run_command(cli *c) {
   gf_diag diag;
   gf_diag_init(&diag, NULL, NULL);
@@ -608,15 +740,25 @@ static gf_status run_command(cli *c) {
   gf_status st = gf_registry_open(c->plugins, c->nplugins, &diag, &registry);
 
   if (st == GF_OK && c->command->bit == CMD_KERNELS) {
-    print_kernels(registry);
+    st = print_kernels(registry, c->file, &diag);
     gf_registry_free(registry);
-    return GF_OK;
+    return st;
   }
   /* Every rank loads and plans the same file: rank 0 alone says what is wrong with it. */
   FILE *quiet_rank = c->comm && gf_comm_rank(c->comm) > 0 ? fopen("/dev/null", "w") : NULL;
   if (quiet_rank) diag.out = quiet_rank;
-  if (st == GF_OK)
-    st = gf_workflow_load(c->file, c->overrides, c->noverrides, registry, NULL, &diag, &wf, &eval);
+  /* `--restart DIR` alone: the checkpoint names the file and its --set list */
+  const char *file = c->file;
+  gf_override *sets = c->overrides, *origin_sets = NULL;
+  int nsets = c->noverrides, norigin = 0;
+  char *origin_file = NULL;
+  if (st == GF_OK && c->command->bit == CMD_RUN && c->restart && !c->file) {
+    st = gf_checkpoint_origin(c->restart, &origin_file, &origin_sets, &norigin, &diag);
+    file = origin_file;
+    sets = origin_sets;
+    nsets = norigin;
+  }
+  if (st == GF_OK) st = gf_workflow_load(file, sets, nsets, registry, NULL, &diag, &wf, &eval);
   if (st == GF_OK) {
     gf_diag_init(&diag, wf->path, wf->source);
     if (quiet_rank) diag.out = quiet_rank;
@@ -654,14 +796,20 @@ static gf_status run_command(cli *c) {
     st = gf_program_create(wf, plan, &diag, &program);
     if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
     char *out_dir = NULL;
-    if (st == GF_OK) {
+    gf_checkpoint *checkpoint = NULL;
+    int nothing_to_do = 0;
+    if (st == GF_OK && c->restart) {
+      if (!(out_dir = gf_strdup(c->restart))) st = gf_oom(&diag, "naming the output folder");
+    } else if (st == GF_OK) {
       if (!c->out_dir && !(out_dir = gf_asprintf("out/%s", wf->name)))
         st = gf_oom(&diag, "naming the output folder");
       else if (c->out_dir) /* a template: out/{name}/{grid.shape} (outdir.c) */
         st = gf_outdir_expand(c->out_dir, wf, &diag, &out_dir);
     }
-    if (st == GF_OK) st = open_backend(c, wf, &diag, &backend);
-    if (st == GF_OK) {
+    if (st == GF_OK && (c->restart || c->restart_if_present))
+      st = find_checkpoint(c, wf, out_dir, &diag, &checkpoint, &nothing_to_do);
+    if (st == GF_OK && !nothing_to_do) st = open_backend(c, wf, &diag, &backend);
+    if (st == GF_OK && !nothing_to_do) {
       gf_run_options options = {.out_dir = out_dir,
                                 .quiet = c->quiet,
                                 .stop = &stop_signal,
@@ -669,16 +817,22 @@ static gf_status run_command(cli *c) {
                                 .trace_path = c->trace,
                                 .trace_first = c->trace_first,
                                 .trace_end = c->trace_end,
+                                .timing_sample = c->timing_sample ? c->timing_sample
+                                                 : strcmp(backend->name, "gpu") == 0
+                                                     ? GF_TIMING_SAMPLE_GPU
+                                                     : 1,
                                 .progress_s = c->progress_s,
                                 .argc = c->argc,
                                 .argv = c->argv,
-                                .overrides = c->overrides,
-                                .noverrides = c->noverrides,
+                                .overrides = sets,
+                                .noverrides = nsets,
                                 .threads = c->threads,
-                                .comm = c->comm};
+                                .comm = c->comm,
+                                .restart = checkpoint};
       catch_stop_signals();
       st = gf_exec_run(wf, program, eval, backend, &options, &diag);
     }
+    gf_checkpoint_free(checkpoint);
     free(out_dir);
   }
   if (backend) backend->ops->destroy(backend);
@@ -687,6 +841,9 @@ static gf_status run_command(cli *c) {
   gf_eval_free(eval);
   gf_workflow_free(wf);
   gf_registry_free(registry);
+  for (int i = 0; i < norigin; i++) free((char *)origin_sets[i].key);
+  free(origin_sets);
+  free(origin_file);
   return st;
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const char *const gf_space_names[GF_SPACE_COUNT] = {"device", "managed", "pinned", "host", "pool"};
 
@@ -26,6 +27,7 @@ typedef struct allocation {
   void *ptr;
   gf_space space;
   gf_stream *stream; /* ordered on it, or NULL */
+  size_t bytes;
 } allocation;
 
 struct gf_memory {
@@ -35,7 +37,25 @@ struct gf_memory {
   allocation *extra; /* gf_memory_alloc's, NULL ptr: freed */
   int nextra, extra_cap;
   gf_pool *pools[GF_SPACE_COUNT]; /* the temporaries', created at first use */
+  int64_t held[GF_SPACE_COUNT];   /* bytes allocated now, per space */
 };
+
+/* Counts an allocation (bytes > 0) or a free (< 0) in its space and, when the
+ * sink listens (a trace), reports the space's new total as a counter. A free
+ * on a stream counts when issued, though the stream may use the block a while. */
+static void count_bytes(gf_memory *m, gf_space space, int64_t bytes) {
+  m->held[space] += bytes;
+  const gf_op_sink *sink = &m->b->sink;
+  if (!gf_sink_wants(sink, GF_TIMED_MEMORY)) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  sink->report(sink->user, &(gf_op_timing){.tag = {-1, -1, (int)space},
+                                           .kind = GF_TIMED_MEMORY,
+                                           .bytes = (size_t)m->held[space],
+                                           .start_ns = now,
+                                           .end_ns = now});
+}
 
 /* Host-side spaces and device-side spaces draw on different memory. */
 static int on_device(gf_space space) {
@@ -86,7 +106,7 @@ static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
     const gf_field *field = &wf->fields[f];
     m->inst[f] = gf_calloc((size_t)field->ring, sizeof(void *));
     if (!m->inst[f]) return gf_oom(diag, "allocating the fields");
-    for (int k = 0; k < field->ring && !field->scratch; k++)
+    for (int k = 0; k < field->ring && !field->scratch; k++) {
       if (b->ops->alloc(b, field->space, field->bytes, NULL, &m->inst[f][k]) != GF_OK) {
         char a[32], c[32];
         gf_format_bytes((double)field->bytes, a, sizeof a);
@@ -95,6 +115,8 @@ static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
                           "cannot allocate field '%s' instance %d (%s of %s memory, %s free): %s",
                           field->name, k, a, gf_space_name(field->space), c, b->error);
       }
+      count_bytes(m, field->space, (int64_t)field->bytes);
+    }
   }
   return GF_OK;
 }
@@ -169,7 +191,8 @@ gf_status gf_memory_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream 
     return GF_INTERNAL;
   }
   if (b->ops->alloc(b, space, bytes, stream, out) != GF_OK) return GF_INTERNAL;
-  m->extra[m->nextra++] = (allocation){*out, space, stream};
+  m->extra[m->nextra++] = (allocation){*out, space, stream, bytes};
+  count_bytes(m, space, (int64_t)bytes);
   return GF_OK;
 }
 
@@ -178,8 +201,16 @@ void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream) {
     if (m->extra[i].ptr == ptr) {
       m->b->ops->free(m->b, m->extra[i].space, ptr, stream);
       m->extra[i].ptr = NULL;
+      count_bytes(m, m->extra[i].space, -(int64_t)m->extra[i].bytes);
       return;
     }
+}
+
+/* What the pool of `space` holds from the backend: its blocks, or under
+ * async the temporaries themselves. */
+static int64_t pool_held(const gf_memory *m, gf_space space) {
+  const gf_pool_stats *st = gf_pool_stats_of(m->pools[space]);
+  return (int64_t)(m->wf->pool_strategy == GF_POOL_ASYNC ? st->in_use : st->reserved);
 }
 
 gf_status gf_memory_temp_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
@@ -188,7 +219,10 @@ gf_status gf_memory_temp_alloc(gf_memory *m, gf_space space, size_t bytes, gf_st
   if (!m->pools[space] && gf_pool_create(m->b, m->wf->pool_strategy, space,
                                          m->wf->pool_release_threshold, &m->pools[space]) != GF_OK)
     return GF_INTERNAL;
-  return gf_pool_alloc(m->pools[space], bytes, stream, out);
+  int64_t held = pool_held(m, space);
+  gf_status st = gf_pool_alloc(m->pools[space], bytes, stream, out);
+  if (pool_held(m, space) != held) count_bytes(m, space, pool_held(m, space) - held);
+  return st;
 }
 
 gf_status gf_memory_temp_free(gf_memory *m, gf_space space, void *ptr, gf_stream *stream) {
@@ -196,7 +230,10 @@ gf_status gf_memory_temp_free(gf_memory *m, gf_space space, void *ptr, gf_stream
     snprintf(m->b->error, sizeof m->b->error, "internal: freeing a temporary of no pool");
     return GF_INTERNAL;
   }
-  return gf_pool_free(m->pools[space], ptr, stream);
+  int64_t held = pool_held(m, space);
+  gf_status st = gf_pool_free(m->pools[space], ptr, stream);
+  if (pool_held(m, space) != held) count_bytes(m, space, pool_held(m, space) - held);
+  return st;
 }
 
 int gf_memory_pool_stats(const gf_memory *m, gf_pool_stats *out) {

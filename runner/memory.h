@@ -6,7 +6,9 @@
  * initial values the caller computed. Other buffers of the run (staging, the
  * check's host copy) come from gf_memory_alloc, optionally ordered on a
  * stream, and are released with the memory unless freed earlier. So one
- * place knows what is allocated, in which space, and frees it.
+ * place knows what is allocated, in which space, and frees it; when the
+ * backend's sink wants GF_TIMED_MEMORY (a trace), it reports the bytes held
+ * in a space each time they change.
  */
 #ifndef GF_MEMORY_H
 #define GF_MEMORY_H

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "image.h"
 #include "schedule.h"
 #include "text.h"
 
@@ -32,7 +33,16 @@ typedef struct out_file {
   int64_t planes;
   uint8_t *written; /* a bit per plane */
   int64_t nwritten;
-  int renamed; /* finish: 1 once the data, 2 once its sidecar too, has its final name */
+  int renamed;      /* finish: 1 once the data, 2 once its sidecar too, has its final name */
+  int checkpointed; /* a checkpoint names the temporary: never remove it */
+  /* an image task's pictures (image not NULL; no fd, no planes): the steps
+   * drawn so far, each in .NAME.partial-PID until finish renames it, how
+   * many have their final names, and the picture being drawn */
+  const gf_image_spec *image;
+  int64_t *pictures;
+  int npictures, pictures_cap, pictures_renamed;
+  uint8_t *rgb;
+  int width, height;
 } out_file;
 
 static int plane_written(const out_file *f, int64_t plane) {
@@ -258,12 +268,17 @@ static void unlock_folder(gf_writer *w) {
 
 /* What the run will write: every file at full size, its sidecar (the
  * resolved workflow and the plane list) and timings.json, all while an
- * earlier run's files of the same names may still be there. */
+ * earlier run's files of the same names may still be there; with
+ * `checkpoint: {every}`, two checkpoints of every field instance (a new one
+ * is written before the one it replaces goes). */
 static double output_bytes(const gf_workflow *wf) {
   double bytes = 4096.0 + 256.0 * wf->ntasks; /* timings.json */
   for (int i = 0; i < wf->nfiles; i++)
-    bytes += (double)wf->files[i].planes * (double)wf->files[i].plane_bytes + 8192.0 +
-             2.0 * (double)strlen(wf->source);
+    if (!wf->files[i].image) /* pictures: compressed, and few next to the planes */
+      bytes += (double)wf->files[i].planes * (double)wf->files[i].plane_bytes + 8192.0 +
+               2.0 * (double)strlen(wf->source);
+  for (int f = 0; wf->checkpoint_every && f < wf->nfields; f++)
+    bytes += 2.0 * (double)wf->fields[f].ring * (double)wf->fields[f].bytes;
   return bytes;
 }
 
@@ -277,6 +292,79 @@ static gf_status check_space(const gf_workflow *wf, const char *dir, gf_diag *di
   return gf_diag_error(
       diag, GF_CANTCREATE, "outputs need %s in %s/, %s are free; free space or pass --force",
       gf_format_bytes(need, a, sizeof a), dir, gf_format_bytes(free_bytes, b, sizeof b));
+}
+
+/* ---- an image task's pictures ----------------------------------------------- */
+
+/* The name of picture `number` of `f` in the folder, final or temporary;
+ * in `buf`, NULL when it does not fit. */
+static char *picture_path(const gf_writer *w, const out_file *f, int64_t number, int temp,
+                          char *buf, size_t size) {
+  char name[NAME_MAX + 1];
+  if (!gf_image_name(f->image, number, name, sizeof name)) return NULL;
+  int n = temp ? snprintf(buf, size, "%s/.%s.partial-%ld", w->dir, name, (long)getpid())
+               : snprintf(buf, size, "%s/%s", w->dir, name);
+  return n >= 0 && (size_t)n < size ? buf : NULL;
+}
+
+/* Draws the staged instance and writes it, durable, under its temporary
+ * name; the bytes written, or -1 (reported). */
+static int64_t write_picture(gf_writer *w, out_file *f, const void *data, int64_t number) {
+  const gf_field *field = &w->wf->fields[f->field];
+  char path[PATH_MAX];
+  if (f->npictures == INT_MAX || GF_GROW(f->pictures, f->pictures_cap, f->npictures + 1) != GF_OK) {
+    gf_oom(w->diag, "recording a picture");
+    return -1;
+  }
+  if (!picture_path(w, f, number, 1, path, sizeof path)) {
+    gf_diag_error(w->diag, GF_IOERR, "cannot name picture %" PRId64 " of %s in %s", number, f->name,
+                  w->dir);
+    return -1;
+  }
+  double lo, hi;
+  gf_image_draw(f->image, data, field->dtype, field->shape, f->rgb, &lo, &hi);
+  if (gf_png_write_durable(path, f->width, f->height, f->rgb, w->diag) != GF_OK) return -1;
+  f->pictures[f->npictures++] = number;
+  struct stat info;
+  return stat(path, &info) == 0 ? (int64_t)info.st_size : 0;
+}
+
+/* Renames the pictures drawn to their final names (finish). */
+static gf_status rename_pictures(gf_writer *w, out_file *f) {
+  for (; f->pictures_renamed < f->npictures; f->pictures_renamed++) {
+    char from[PATH_MAX], to[PATH_MAX];
+    int64_t number = f->pictures[f->pictures_renamed];
+    picture_path(w, f, number, 1, from, sizeof from); /* both fitted when written */
+    picture_path(w, f, number, 0, to, sizeof to);
+    if (rename(from, to) != 0)
+      return gf_diag_error(w->diag, GF_IOERR, "cannot rename %s to %s: %s", from, to,
+                           strerror(errno));
+  }
+  return GF_OK;
+}
+
+/* Removes the pictures: those renamed under their final names (a finish that
+ * failed takes them back) and the others' temporary files. */
+static void remove_pictures(gf_writer *w, out_file *f) {
+  for (int i = 0; i < f->npictures; i++) {
+    char path[PATH_MAX];
+    if (picture_path(w, f, f->pictures[i], i >= f->pictures_renamed, path, sizeof path))
+      unlink(path);
+  }
+  f->pictures_renamed = 0;
+  f->npictures = 0;
+}
+
+/* The staging counter, for a trace; caller holds the lock. */
+static void count_staging(gf_writer *w) {
+  const gf_op_sink *sink = &w->backend->sink;
+  if (!gf_sink_wants(sink, GF_TIMED_STAGING)) return;
+  int64_t now = now_ns();
+  sink->report(sink->user, &(gf_op_timing){.tag = {-1, -1, -2},
+                                           .kind = GF_TIMED_STAGING,
+                                           .bytes = (size_t)(w->nslots - w->nfree),
+                                           .start_ns = now,
+                                           .end_ns = now});
 }
 
 /* ---- the writer thread ----------------------------------------------------- */
@@ -300,15 +388,21 @@ static void *writer_main(void *arg) {
     }
     const gf_op_sink *sink = &w->backend->sink;
     int timed = gf_sink_wants(sink, GF_TIMED_WRITE);
-    int64_t started = timed ? now_ns() : 0;
+    int64_t started = timed ? now_ns() : 0, bytes = (int64_t)f->plane_bytes;
     char why[256];
-    if (!failed && f->shared &&
-        gf_comm_file_write(f->shared, j.plane, w->buffers[j.slot], why, sizeof why) != GF_OK) {
+    if (!failed && f->image) {
+      if ((bytes = write_picture(w, f, w->buffers[j.slot], j.plane)) < 0) {
+        atomic_store(&w->failed, GF_IOERR);
+        failed = 1;
+      }
+    } else if (!failed && f->shared &&
+               gf_comm_file_write(f->shared, j.plane, w->buffers[j.slot], why, sizeof why) !=
+                   GF_OK) {
       gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
                     w->dir, f->name, why);
       atomic_store(&w->failed, GF_IOERR);
       failed = 1;
-    } else if (!failed && !f->shared &&
+    } else if (!failed && !f->shared && !f->image &&
                write_all(f->fd, w->buffers[j.slot], f->plane_bytes,
                          (off_t)(j.plane * (int64_t)f->plane_bytes)) != 0) {
       gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
@@ -316,15 +410,15 @@ static void *writer_main(void *arg) {
       atomic_store(&w->failed, GF_IOERR);
       failed = 1;
     }
-    if (!failed && !plane_written(f, j.plane)) {
+    if (!failed && !f->image && !plane_written(f, j.plane)) {
       f->written[j.plane >> 3] |= (uint8_t)(1u << (j.plane & 7));
       f->nwritten++;
     }
-    if (!failed) atomic_fetch_add(&w->bytes_written, (int64_t)f->plane_bytes);
+    if (!failed) atomic_fetch_add(&w->bytes_written, bytes);
     if (!failed && timed)
       sink->report(sink->user, &(gf_op_timing){.tag = {f->task, j.step, -2},
                                                .kind = GF_TIMED_WRITE,
-                                               .bytes = f->plane_bytes,
+                                               .bytes = (size_t)bytes,
                                                .start_ns = started,
                                                .end_ns = now_ns()});
 
@@ -332,6 +426,7 @@ static void *writer_main(void *arg) {
     w->head = (w->head + 1) % w->nslots;
     w->count--;
     w->free_slots[w->nfree++] = j.slot;
+    count_staging(w);
     pthread_cond_broadcast(&w->changed);
   }
   pthread_mutex_unlock(&w->lock);
@@ -368,8 +463,9 @@ static gf_status open_output(gf_writer *w, out_file *f, const char *path, gf_dia
   return GF_OK;
 }
 
-gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
-                           int force, gf_comm *comm, gf_diag *diag, gf_writer **out) {
+gf_status gf_writer_create(gf_backend *backend, gf_memory *memory, const gf_workflow *wf,
+                           const char *out_dir, int force, gf_comm *comm, gf_diag *diag,
+                           gf_writer **out) {
   *out = NULL;
   gf_writer *w = gf_calloc(1, sizeof *w);
   if (!w) return gf_oom(diag, "creating the output writer");
@@ -402,13 +498,19 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
     f->field = file->field;
     f->fd = -1;
     f->name = gf_strdup(file->name);
-    f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, pid);
     f->plane_bytes = file->plane_bytes;
     f->planes = file->planes;
-    f->written = gf_calloc((size_t)(file->planes + 7) / 8, 1);
     /* A staging buffer holds the instance as this process has it (its block). */
     if (wf->fields[file->field].bytes > w->slot_bytes)
       w->slot_bytes = wf->fields[file->field].bytes;
+    if ((f->image = file->image)) {
+      gf_image_size(f->image, wf->fields[f->field].shape, &f->width, &f->height);
+      f->rgb = gf_malloc((size_t)f->width * (size_t)f->height * 3);
+      if (!f->name || !f->rgb) return gf_oom(diag, "preparing the pictures");
+      continue;
+    }
+    f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, pid);
+    f->written = gf_calloc((size_t)(file->planes + 7) / 8, 1);
 
     char *path = f->name && f->temp_name && f->written ? join_path(out_dir, f->temp_name) : NULL;
     if (!path) return gf_oom(diag, "opening the output files");
@@ -431,7 +533,7 @@ gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const cha
     return gf_oom(diag, "creating the output staging buffers");
   w->nslots = wf->staging;
   for (int i = 0; i < w->nslots; i++) {
-    if (backend->ops->alloc(backend, GF_SPACE_PINNED, w->slot_bytes, NULL, &w->buffers[i]) != GF_OK)
+    if (gf_memory_alloc(memory, GF_SPACE_PINNED, w->slot_bytes, NULL, &w->buffers[i]) != GF_OK)
       return gf_diag_error(diag, GF_INTERNAL,
                            "cannot allocate output staging buffer %d (%zu bytes): %s", i,
                            w->slot_bytes, backend->error);
@@ -454,6 +556,7 @@ gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **r
     *slot = w->free_slots[--w->nfree];
     *buffer = w->buffers[*slot];
     *ready = w->events[*slot];
+    count_staging(w);
   }
   pthread_mutex_unlock(&w->lock);
   return st;
@@ -635,7 +738,10 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   ok = gf_comm_all(w->comm, ok);
   for (int i = 0; i < w->nfiles; i++) {
     out_file *f = &w->files[i];
-    gf_status settled = f->shared ? settle_shared(w, f, ok) : ok ? settle_file(w, f) : GF_OK;
+    gf_status settled = f->image    ? GF_OK
+                        : f->shared ? settle_shared(w, f, ok)
+                        : ok        ? settle_file(w, f)
+                                    : GF_OK;
     if (settled != GF_OK) {
       ok = 0;
       if (st == GF_OK) st = settled;
@@ -649,6 +755,7 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
     ok = 0;
   }
   for (int i = 0; i < w->nfiles && ok && w->lead; i++) {
+    if (w->files[i].image) continue; /* pictures are whole files: no sidecar */
     char *json = sidecar_json(w, &w->files[i], info);
     char *sidecar = gf_asprintf("%s.json", w->files[i].name);
     sidecar_temp[i] = sidecar ? temp_path(w->dir, sidecar) : NULL;
@@ -668,6 +775,10 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   /* Each file, then its sidecar: a sidecar never describes a file not there. */
   for (int i = 0; i < w->nfiles && ok && w->lead; i++) {
     out_file *f = &w->files[i];
+    if (f->image) {
+      if ((st = rename_pictures(w, f)) != GF_OK) ok = 0;
+      continue;
+    }
     char *from = join_path(w->dir, f->temp_name), *to = join_path(w->dir, f->name);
     char *sidecar = to ? gf_asprintf("%s.json", to) : NULL;
     if (!from || !sidecar)
@@ -686,7 +797,12 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
   if (!ok && w->lead)                    /* nothing half-written keeps a name that looks complete */
     for (int i = 0; i < w->nfiles; i++) {
       out_file *f = &w->files[i];
-      remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
+      if (f->image) {
+        remove_pictures(w, f);
+        continue;
+      }
+      if (f->renamed || !f->checkpointed)
+        remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
       if (f->renamed == 2) remove_at(w->dir, f->name, ".json");
       if (sidecar_temp && sidecar_temp[i]) unlink(sidecar_temp[i]);
       f->renamed = 0;
@@ -700,6 +816,11 @@ char *gf_writer_summary(const gf_writer *w) {
   gf_text b = {0};
   for (int i = 0; i < w->nfiles; i++) {
     const out_file *f = &w->files[i];
+    if (f->image) {
+      gf_text_printf(&b, "%s%s: %d picture%s", i ? "; " : "", f->name, f->npictures,
+                     f->npictures == 1 ? "" : "s");
+      continue;
+    }
     int64_t ranges = 0, first = -1, last = -1;
     for (int64_t p = 0; p < f->planes; p++) {
       if (!plane_written(f, p)) continue;
@@ -722,6 +843,94 @@ char *gf_writer_summary(const gf_writer *w) {
   return gf_text_take(&b);
 }
 
+/* ---- checkpoints (checkpoint.c) ---------------------------------------------- */
+
+gf_status gf_writer_checkpoint(gf_writer *w) {
+  pthread_mutex_lock(&w->lock);
+  while (w->count > 0 && !atomic_load(&w->failed)) pthread_cond_wait(&w->changed, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+  gf_status st = gf_writer_status(w);
+  for (int i = 0; i < w->nfiles && st == GF_OK; i++) {
+    out_file *f = &w->files[i];
+    char *name = gf_asprintf(".%s.partial", f->name);
+    char *from = name ? join_path(w->dir, f->temp_name) : NULL;
+    char *to = from ? join_path(w->dir, name) : NULL;
+    if (!to)
+      st = gf_oom(w->diag, "checkpointing the outputs");
+    else if (fsync(f->fd) != 0)
+      st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s: %s", from, io_error_text(errno));
+    else if (strcmp(name, f->temp_name) != 0 && (st = rename_into_place(w, from, to)) == GF_OK) {
+      free(f->temp_name); /* the descriptor writes on under the new name */
+      f->temp_name = name;
+      name = NULL;
+    }
+    if (st == GF_OK) f->checkpointed = 1;
+    free(name);
+    free(from);
+    free(to);
+  }
+  return st;
+}
+
+void gf_writer_file_state(const gf_writer *w, int file, const char **temp_name,
+                          const uint8_t **written) {
+  *temp_name = w->files[file].temp_name;
+  *written = w->files[file].written;
+}
+
+gf_status gf_writer_adopt(gf_writer *w, int file, const char *temp_name, const uint8_t *written) {
+  out_file *f = &w->files[file];
+  char *temp = join_path(w->dir, temp_name), *final = join_path(w->dir, f->name);
+  char *sidecar = final ? gf_asprintf("%s.json", final) : NULL;
+  char *name = gf_strdup(temp_name);
+  gf_status st = temp && sidecar && name ? GF_OK : gf_oom(w->diag, "taking back the outputs");
+  struct stat info;
+  /* Where a stop after the checkpoint left it: its temporary name, or its
+   * final name (a signal or a failed check gave it one, with a sidecar). */
+  if (st == GF_OK && stat(temp, &info) != 0) {
+    if (stat(final, &info) != 0)
+      st = gf_diag_error(w->diag, GF_NOINPUT,
+                         "the checkpoint's output %s is gone (neither %s nor %s is there)", f->name,
+                         temp, final);
+    else if (rename(final, temp) != 0)
+      st = gf_diag_error(w->diag, GF_IOERR, "cannot rename %s to %s: %s", final, temp,
+                         strerror(errno));
+    else
+      unlink(sidecar); /* it described the stopped run */
+  }
+  int64_t last = -1, count = 0;
+  for (int64_t p = 0; p < f->planes; p++)
+    if ((written[p >> 3] >> (p & 7)) & 1) {
+      last = p;
+      count++;
+    }
+  if (st == GF_OK && (off_t)((last + 1) * (int64_t)f->plane_bytes) > info.st_size)
+    st = gf_diag_error(w->diag, GF_NOINPUT,
+                       "the checkpoint's output %s is shorter (%lld bytes) than the %" PRId64
+                       " planes it says are written",
+                       temp, (long long)info.st_size, last + 1);
+  int fd = st == GF_OK ? open(temp, O_WRONLY | O_CLOEXEC) : -1;
+  if (st == GF_OK && fd < 0)
+    st = gf_diag_error(w->diag, GF_NOINPUT, "cannot open %s: %s", temp, strerror(errno));
+  if (st == GF_OK) { /* the empty file gf_writer_create made gives way */
+    close(f->fd);
+    remove_at(w->dir, f->temp_name, "");
+    free(f->temp_name);
+    f->temp_name = name;
+    name = NULL;
+    f->fd = fd;
+    f->checkpointed = 1;
+    memcpy(f->written, written, (size_t)(f->planes + 7) / 8);
+    f->nwritten = count;
+    atomic_fetch_add(&w->bytes_written, count * (int64_t)f->plane_bytes);
+  }
+  free(temp);
+  free(final);
+  free(sidecar);
+  free(name);
+  return st;
+}
+
 void gf_writer_destroy(gf_writer *w) {
   if (!w) return;
   stop_thread(w);
@@ -729,18 +938,18 @@ void gf_writer_destroy(gf_writer *w) {
     out_file *f = &w->files[i];
     if (f->fd >= 0) {
       close(f->fd);
-      remove_at(w->dir, f->temp_name, "");
+      if (!f->checkpointed) remove_at(w->dir, f->temp_name, "");
     }
     if (f->shared) gf_comm_file_abandon(f->shared);
+    if (f->image && f->pictures_renamed < f->npictures) remove_pictures(w, f); /* not finished */
+    free(f->pictures);
+    free(f->rgb);
     free(f->name);
     free(f->temp_name);
     free(f->written);
   }
-  for (int i = 0; i < w->nslots; i++) {
-    if (w->buffers && w->buffers[i])
-      w->backend->ops->free(w->backend, GF_SPACE_PINNED, w->buffers[i], NULL);
+  for (int i = 0; i < w->nslots; i++) /* the buffers go with the memory */
     if (w->events && w->events[i]) w->backend->ops->event_destroy(w->backend, w->events[i]);
-  }
   free(w->buffers);
   free(w->events);
   free(w->free_slots);

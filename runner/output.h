@@ -25,6 +25,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "memory.h"
 #include "workflow.h"
 
 typedef struct gf_writer gf_writer;
@@ -33,11 +34,14 @@ typedef struct gf_writer gf_writer;
  * .gflow.lock, flock'ed until gf_writer_destroy: a folder another gflow holds
  * is refused with that run's pid), checks that the outputs at full size fit
  * in the free space of its file system (unless `force`), opens a temporary
- * file per output task and allocates the staging buffers. GF_CANTCREATE when
+ * file per output task and allocates the staging buffers from `memory`
+ * (which frees them with itself). When the backend's sink wants
+ * GF_TIMED_STAGING, the writer reports the buffers in use as they change. GF_CANTCREATE when
  * the folder or a file cannot be created, is locked, or lacks the space. */
 typedef struct gf_comm gf_comm;
-gf_status gf_writer_create(gf_backend *backend, const gf_workflow *wf, const char *out_dir,
-                           int force, gf_comm *comm, gf_diag *diag, gf_writer **out);
+gf_status gf_writer_create(gf_backend *backend, gf_memory *memory, const gf_workflow *wf,
+                           const char *out_dir, int force, gf_comm *comm, gf_diag *diag,
+                           gf_writer **out);
 
 /* Waits for a free staging buffer. Fails (GF_IOERR) once the writer thread has
  * failed, so the time loop stops at the next output. */
@@ -90,6 +94,24 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
 char *gf_writer_summary(const gf_writer *w);
 
 void gf_writer_destroy(gf_writer *w);
+
+/* For checkpoints (checkpoint.c). gf_writer_checkpoint waits until every
+ * plane handed over is in its file, makes the files durable and gives each
+ * temporary the name a checkpoint records, `.NAME.partial` (no pid: no later
+ * run's own temporary can take that name); from then on neither a failure
+ * nor gf_writer_destroy removes the temporaries. GF_IOERR when the writer
+ * failed or a file cannot be synced or renamed. gf_writer_file_state names
+ * file `file`'s temporary (inside the folder) and its bitmap of planes
+ * written (plane p at bit p % 8 of byte p / 8). gf_writer_adopt, right after
+ * gf_writer_create, continues file `file` in the checkpoint's temporary
+ * `temp_name` (or under its final name, which a stop after the checkpoint
+ * gave it; its sidecar is then removed) with the planes `written`, so a
+ * restarted run appends to what the first one wrote; GF_NOINPUT when the
+ * file is gone or shorter than its planes. */
+gf_status gf_writer_checkpoint(gf_writer *w);
+void gf_writer_file_state(const gf_writer *w, int file, const char **temp_name,
+                          const uint8_t **written);
+gf_status gf_writer_adopt(gf_writer *w, int file, const char *temp_name, const uint8_t *written);
 
 /* Creates the folder `path` and its parents as needed (mkdir -p);
  * GF_CANTCREATE, reported as `cannot create output folder PATH: why`. */

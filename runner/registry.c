@@ -70,6 +70,10 @@ static int kernel_table_ok(gf_registry *registry, const gf_kernel *kernel) {
           return 0;
         }
         break;
+      case GF_PARAM_CELLS:
+      case GF_PARAM_TAPS:
+        size = sizeof(gf_points);
+        break;
       default:
         gf_diag_error(diag, GF_INVALID, "kernel %s parameter '%s' has unknown type %d", name,
                       p->name, (int)p->type);

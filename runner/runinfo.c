@@ -122,6 +122,16 @@ gf_status gf_runinfo_write(const gf_runinfo *info, const char *dir, gf_diag *dia
     gf_text_append(&j, p, 1);
     if (*p == '\n') gf_text_puts(&j, "  ");
   }
+  gf_text_puts(&j, ",\n  \"restarted_from_step\": ");
+  if (info->restarted_from >= 0)
+    gf_text_printf(&j, "%" PRId64, info->restarted_from);
+  else
+    gf_text_puts(&j, "null");
+  gf_text_puts(&j, ",\n  \"checkpoint_step\": ");
+  if (info->checkpoint_step >= 0)
+    gf_text_printf(&j, "%" PRId64, info->checkpoint_step);
+  else
+    gf_text_puts(&j, "null");
   gf_text_printf(&j, ",\n  \"steps_run\": %" PRId64 ",\n  \"complete\": %s\n}\n", info->steps_run,
                  info->steps_run == wf->steps ? "true" : "false");
   char *text = gf_text_take(&j);

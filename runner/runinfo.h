@@ -18,6 +18,8 @@ typedef struct gf_runinfo {
   int64_t steps_run;
   double flushed_s;         /* since the time loop started: dates the start */
   const char *timings_json; /* timings.json's text, embedded as "timings" */
+  int64_t restarted_from;   /* the checkpoint's step a --restart continued from; -1: none */
+  int64_t checkpoint_step;  /* the last checkpoint this run wrote; -1: none */
 } gf_runinfo;
 
 /* Writes DIR/run.json atomically (README, "run.json"). */

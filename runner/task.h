@@ -137,7 +137,7 @@ struct gf_task {
 
 /* The kinds (task_KIND.c). */
 extern const gf_task_kind gf_task_kernel_kind, gf_task_copy_kind, gf_task_hook_kind,
-    gf_task_output_kind;
+    gf_task_output_kind, gf_task_image_kind;
 
 /* Every kind, in the order messages list them (tasks.c). */
 extern const gf_task_kind *const gf_task_kinds[];

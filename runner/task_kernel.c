@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fd.h"
 #include "load.h"
 #include "program.h"
 #include "task_kernel.h"
@@ -45,6 +46,7 @@ static gf_status marshal(const gf_workflow *wf, const gf_task *task, const gf_bo
     unsigned char *at = base + arg->param->offset;
     switch (arg->param->type) {
       case GF_PARAM_ARRAY: {
+        if (arg->access < 0) break; /* an optional array not given: ndim 0, data NULL */
         const gf_field *field = &wf->fields[task->access[arg->access].ref.field];
         gf_array array = {.data = data ? data[arg->access] : NULL,
                           .dtype = field->dtype,
@@ -91,6 +93,12 @@ static gf_status marshal(const gf_workflow *wf, const gf_task *task, const gf_bo
         memcpy(at, &cells, sizeof cells);
         break;
       }
+      case GF_PARAM_CELLS:
+      case GF_PARAM_TAPS: {
+        gf_points points = {arg->points, arg->npoints};
+        memcpy(at, &points, sizeof points);
+        break;
+      }
     }
   }
   return GF_OK;
@@ -122,9 +130,8 @@ static gf_status load_scalar_arg(loader *ld, const gf_kernel *kernel, gf_kernel_
 /* A cell index the kernel will be handed, checked against the grid here so
  * that a kernel whose check() forgets cannot write outside a field. */
 static gf_status check_index(loader *ld, yaml_node_t *node, const gf_kernel *kernel,
-                             const gf_kernel_arg *arg, int d, const char *what) {
+                             const gf_kernel_arg *arg, int64_t i, int d, const char *what) {
   const gf_workflow *wf = gf_load_workflow(ld);
-  int64_t i = arg->index[d];
   if (i >= 0 && i < wf->shape[d]) return GF_OK;
   return gf_load_fail(
       ld, node, "%sargument '%s' of %s: index %lld is outside the grid (0..%lld) on axis %d", what,
@@ -143,9 +150,143 @@ static gf_status load_index_arg(loader *ld, const gf_kernel *kernel, gf_kernel_a
   for (int d = 0; d < count; d++) {
     yaml_node_t *item = gf_load_node(ld, node->data.sequence.items.start[d]);
     gf_status status = gf_load_integer(ld, item, GF_NAMES_PARAMS | GF_NAMES_GRID, &arg->index[d]);
-    if (status || (status = check_index(ld, item, kernel, arg, d, ""))) return status;
+    if (status || (status = check_index(ld, item, kernel, arg, arg->index[d], d, "")))
+      return status;
   }
   return GF_OK;
+}
+
+/* The entries of a list argument (GF_PARAM_CELLS, GF_PARAM_TAPS). */
+enum { GF_MAX_LIST = 4096 };
+
+/* Adds `weight` at `at` to arg's list; an offset already there gets it
+ * summed in (taps), a cell is always a new entry (sources). */
+static gf_status add_point(loader *ld, yaml_node_t *node, const gf_kernel *kernel,
+                           gf_kernel_arg *arg, const int64_t at[GF_MAX_DIMS], double weight,
+                           int merge) {
+  if (merge)
+    for (int64_t i = 0; i < arg->npoints; i++)
+      if (memcmp(arg->points[i].at, at, sizeof arg->points[i].at) == 0) {
+        arg->points[i].weight += weight;
+        return GF_OK;
+      }
+  if (arg->npoints == GF_MAX_LIST)
+    return gf_load_fail(ld, node, "argument '%s' of %s has more than %d entries", arg->param->name,
+                        kernel->name, GF_MAX_LIST);
+  if (arg->npoints % 64 == 0) {
+    gf_point *grown = realloc(arg->points, (size_t)(arg->npoints + 64) * sizeof *grown);
+    if (!grown) return gf_oom(gf_load_diag(ld), "loading a list argument");
+    arg->points = grown;
+  }
+  gf_point *p = &arg->points[arg->npoints++];
+  memcpy(p->at, at, sizeof p->at);
+  p->weight = weight;
+  return GF_OK;
+}
+
+/* `[i0, i1, w]` or `[o0, o1, c]`: one index per grid axis, then a number
+ * (optional for a cell: 1). */
+static gf_status load_point(loader *ld, const gf_kernel *kernel, gf_kernel_arg *arg,
+                            yaml_node_t *item, int cell) {
+  const gf_workflow *wf = gf_load_workflow(ld);
+  int count = (int)(item->data.sequence.items.top - item->data.sequence.items.start);
+  if (count != wf->ndim + 1 && !(cell && count == wf->ndim))
+    return gf_load_fail(
+        ld, item, "an entry of '%s' of %s is %d %s (one per grid axis) and %s, got %d %s",
+        arg->param->name, kernel->name, wf->ndim,
+        cell ? (wf->ndim == 1 ? "cell index" : "cell indices")
+             : (wf->ndim == 1 ? "offset" : "offsets"),
+        cell ? "an optional weight" : "a coefficient", count, count == 1 ? "value" : "values");
+  int64_t at[GF_MAX_DIMS] = {0, 0, 0};
+  gf_status status = GF_OK;
+  for (int d = 0; !status && d < wf->ndim; d++) {
+    yaml_node_t *v = gf_load_node(ld, item->data.sequence.items.start[d]);
+    status = gf_load_integer(ld, v, GF_NAMES_PARAMS | GF_NAMES_GRID, &at[d]);
+    if (!status && cell) status = check_index(ld, v, kernel, arg, at[d], d, "");
+    if (!status && !cell && (at[d] < -1000 || at[d] > 1000))
+      status = gf_load_fail(ld, v, "an offset of '%s' of %s must be within -1000..1000, got %lld",
+                            arg->param->name, kernel->name, (long long)at[d]);
+  }
+  double weight = 1;
+  if (!status && count > wf->ndim)
+    status = gf_load_number(ld, gf_load_node(ld, item->data.sequence.items.start[wf->ndim]),
+                            GF_NAMES_PARAMS | GF_NAMES_GRID, &weight);
+  return status ? status : add_point(ld, item, kernel, arg, at, weight, !cell);
+}
+
+/* `{laplacian: ORDER, times: X}` or `{derivative: ORDER, axis: D, times: X}`:
+ * the central differences of fd.h over the grid's spacing, times X. */
+static gf_status load_named_taps(loader *ld, const gf_kernel *kernel, gf_kernel_arg *arg,
+                                 yaml_node_t *item) {
+  static const gf_key_spec spec[] = {
+      {"laplacian", 0, NULL}, {"derivative", 0, NULL}, {"axis", 0, NULL}, {"times", 0, NULL}};
+  enum { LAPLACIAN, DERIVATIVE, AXIS, TIMES };
+  const gf_workflow *wf = gf_load_workflow(ld);
+  yaml_node_t *keys[4], *values[4];
+  gf_status status = gf_load_mapping(ld, item, "a named operator", spec, 4, NULL, keys, values);
+  if (status) return status;
+  int which = values[LAPLACIAN] ? LAPLACIAN : DERIVATIVE;
+  if (!values[LAPLACIAN] == !values[DERIVATIVE])
+    return gf_load_fail(ld, item, "a named operator needs one of 'laplacian' or 'derivative'");
+  if (which == LAPLACIAN && keys[AXIS])
+    return gf_load_fail(ld, keys[AXIS], "'axis' goes with 'derivative', not 'laplacian'");
+  if (which == DERIVATIVE && !keys[AXIS])
+    return gf_load_fail(ld, item, "missing required key 'axis' in a derivative");
+  int64_t order = 0, axis = 0;
+  double times = 1;
+  if ((status = gf_load_integer(ld, values[which], GF_NAMES_PARAMS, &order))) return status;
+  int radius = gf_fd_radius(order);
+  if (!radius)
+    return gf_load_fail(ld, values[which], "the order of a %s must be 2, 4 or 8, got %lld",
+                        spec[which].name, (long long)order);
+  if (keys[AXIS]) {
+    if ((status = gf_load_integer(ld, values[AXIS], GF_NAMES_PARAMS, &axis))) return status;
+    if (axis < 0 || axis >= wf->ndim)
+      return gf_load_fail(ld, values[AXIS], "axis must be 0..%d on this %d-D grid, got %lld",
+                          wf->ndim - 1, wf->ndim, (long long)axis);
+  }
+  if (keys[TIMES] &&
+      (status = gf_load_number(ld, values[TIMES], GF_NAMES_PARAMS | GF_NAMES_GRID, &times)))
+    return status;
+  for (int d = 0; d < wf->ndim; d++) {
+    if (which == DERIVATIVE && d != axis) continue;
+    double dx = wf->spacing[d], scale = which == LAPLACIAN ? times / (dx * dx) : times / dx;
+    for (int k = which == LAPLACIAN ? 0 : 1; k <= radius; k++) {
+      int64_t at[GF_MAX_DIMS] = {0, 0, 0};
+      double c = which == LAPLACIAN ? gf_fd2_coeff(radius, k) : gf_fd1_coeff(radius, k);
+      for (int side = k ? -1 : 1; side <= 1; side += 2) {
+        at[d] = side * k;
+        double w = scale * c * (which == DERIVATIVE ? side : 1);
+        if ((status = add_point(ld, item, kernel, arg, at, w, 1))) return status;
+      }
+    }
+  }
+  return GF_OK;
+}
+
+/* A GF_PARAM_CELLS or GF_PARAM_TAPS argument: a list of entries. */
+static gf_status load_list_arg(loader *ld, const gf_kernel *kernel, gf_kernel_arg *arg,
+                               yaml_node_t *node) {
+  int cell = arg->param->type == GF_PARAM_CELLS;
+  if (node->type != YAML_SEQUENCE_NODE)
+    return gf_load_fail_type(ld, node,
+                             cell ? "a list of cells, [[i0, i1, weight], ...]"
+                                  : "a list of taps, [[o0, o1, coefficient], ...]");
+  gf_status status = GF_OK;
+  for (yaml_node_item_t *i = node->data.sequence.items.start;
+       !status && i < node->data.sequence.items.top; i++) {
+    yaml_node_t *item = gf_load_node(ld, *i);
+    if (item->type == YAML_SEQUENCE_NODE)
+      status = load_point(ld, kernel, arg, item, cell);
+    else if (!cell && item->type == YAML_MAPPING_NODE)
+      status = load_named_taps(ld, kernel, arg, item);
+    else
+      status = gf_load_fail_type(ld, item,
+                                 cell ? "a cell, [i0, i1, weight]"
+                                      : "a tap, [o0, o1, coefficient], or a named operator, "
+                                        "{laplacian: ORDER}");
+  }
+  return status;
 }
 
 static gf_status load_array_arg(loader *ld, const gf_kernel *kernel, gf_task *task,
@@ -241,16 +382,9 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
     k->args[i].param = &kernel->params[i];
     k->args[i].access = -1;
   }
-  /* Array arguments are the task's accesses, in table order. */
-  for (int p = 0; p < nparams; p++)
-    if (kernel->params[p].type == GF_PARAM_ARRAY) {
-      if (task->naccess == GF_MAX_TASK_REFS)
-        return gf_load_fail(ld, kernel_node, "kernel %s has more than %d array parameters",
-                            kernel->name, GF_MAX_TASK_REFS);
-      k->args[p].access = task->naccess++;
-    }
-  yaml_node_t **given = gf_calloc((size_t)nparams, sizeof *given);
+  yaml_node_t **given = gf_calloc((size_t)nparams * 2, sizeof *given);
   if (!given) return gf_oom(gf_load_diag(ld), "loading a kernel task");
+  yaml_node_t **keys = given + nparams; /* the keys of those given */
   yaml_node_pair_t *pairs = NULL;
   int count = 0;
   gf_status status = args_node ? gf_load_pairs(ld, args_node, "args", &pairs, &count) : GF_OK;
@@ -271,9 +405,22 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
       free(names);
       break;
     }
+    keys[p] = key;
+    given[p] = gf_load_node(ld, pairs[i].value);
+  }
+  /* The array arguments given are the task's accesses, in table order. */
+  for (int p = 0; !status && p < nparams; p++)
+    if (kernel->params[p].type == GF_PARAM_ARRAY && given[p]) {
+      if (task->naccess == GF_MAX_TASK_REFS)
+        status = gf_load_fail(ld, kernel_node, "kernel %s has more than %d array parameters",
+                              kernel->name, GF_MAX_TASK_REFS);
+      else
+        k->args[p].access = task->naccess++;
+    }
+  for (int p = 0; !status && p < nparams; p++) {
+    if (!given[p]) continue;
     gf_kernel_arg *arg = &k->args[p];
-    yaml_node_t *value = gf_load_node(ld, pairs[i].value);
-    given[p] = value;
+    yaml_node_t *value = given[p];
     arg->loc = gf_load_loc(ld, value);
     switch (kernel->params[p].type) {
       case GF_PARAM_ARRAY:
@@ -286,8 +433,12 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
       case GF_PARAM_INDEX:
         status = load_index_arg(ld, kernel, arg, value);
         break;
+      case GF_PARAM_CELLS:
+      case GF_PARAM_TAPS:
+        status = load_list_arg(ld, kernel, arg, value);
+        break;
       case GF_PARAM_BOX:
-        status = gf_load_fail(ld, key,
+        status = gf_load_fail(ld, keys[p],
                               "argument '%s' of %s is the box of cells a launch updates, which "
                               "gflow sets; remove it",
                               kernel->params[p].name, kernel->name);
@@ -305,15 +456,14 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
                        param->name, kernel->name, task->name);
       break;
     }
-    if (param->type == GF_PARAM_BOX) continue; /* marshal sets it */
-    if (param->type == GF_PARAM_ARRAY) {
-      status =
-          gf_load_fail(ld, task_node, "kernel %s: optional array parameter '%s' is not supported",
-                       kernel->name, param->name);
-    } else if (param->type == GF_PARAM_INDEX) {
+    /* marshal sets a box; an optional array or list not given stays empty */
+    if (param->type == GF_PARAM_BOX || param->type == GF_PARAM_ARRAY ||
+        param->type == GF_PARAM_CELLS || param->type == GF_PARAM_TAPS)
+      continue;
+    if (param->type == GF_PARAM_INDEX) {
       for (int d = 0; !status && d < wf->ndim; d++) {
         arg->index[d] = param->def == GF_INDEX_CENTER ? wf->shape[d] / 2 : (int64_t)param->def;
-        status = check_index(ld, task_node, kernel, arg, d, "the default of ");
+        status = check_index(ld, task_node, kernel, arg, arg->index[d], d, "the default of ");
       }
     } else {
       char text[64];
@@ -375,11 +525,14 @@ static const char *describe(const gf_workflow *wf, const gf_task *task) {
 static void free_kernel(void *data) {
   gf_kernel_task *k = data;
   if (!k) return;
-  if (k->shares_args) {
+  if (k->shares_args) { /* a part of a split call (decompose.c): the whole call's */
     free(k);
     return;
   }
-  for (int i = 0; i < k->nargs; i++) gf_expr_free(k->args[i].value);
+  for (int i = 0; i < k->nargs; i++) {
+    gf_expr_free(k->args[i].value);
+    free(k->args[i].points);
+  }
   free(k->args);
   free(k);
 }

@@ -15,6 +15,40 @@
 static const gf_key_spec output_keys[] = {
     {"from", 1, NULL}, {"file", 1, NULL}, {"planes", 1, NULL}, {"plane", 0, NULL}};
 
+gf_status gf_output_add_file(loader *ld, gf_task *task, gf_file file, int *index) {
+  gf_workflow *wf = gf_load_workflow(ld);
+  /* Two tasks writing one file would overwrite each other's planes. */
+  for (int f = 0; f < wf->nfiles; f++)
+    if (strcmp(wf->files[f].name, file.name) == 0)
+      return gf_diag_at(gf_load_diag(ld), task->loc, GF_INVALID,
+                        "tasks '%s' and '%s' both write '%s'", wf->tasks[wf->files[f].task].name,
+                        task->name, file.name);
+  file.name = gf_strdup(file.name);
+  file.task = (int)(task - wf->tasks);
+  gf_file *files =
+      file.name ? gf_realloc(wf->files, (size_t)(wf->nfiles + 1) * sizeof *files) : NULL;
+  if (!files) {
+    free(file.name);
+    return gf_oom(gf_load_diag(ld), "loading an output task");
+  }
+  wf->files = files;
+  *index = wf->nfiles;
+  wf->files[wf->nfiles++] = file;
+  return GF_OK;
+}
+
+void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_expr *plane) {
+  gf_emit(e, GF_I_STAGE);
+  gf_instr *copy = gf_emit(e, GF_I_COPY);
+  copy->src = gf_emit_access(e, 0);
+  copy->dst = (gf_operand){.kind = GF_OPND_STAGED};
+  copy->bytes = wf->fields[wf->files[file].field].bytes; /* this process's block of the plane */
+  gf_emit(e, GF_I_RECORD)->event = -1;
+  gf_instr *write = gf_emit(e, GF_I_WRITE);
+  write->file = file;
+  write->param = plane;
+}
+
 static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
   gf_workflow *wf = gf_load_workflow(ld);
   yaml_node_t *node = yaml->value, *values[4] = {NULL};
@@ -44,25 +78,13 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
         ld, values[2],
         "output file '%s' is too large: %lld planes of %lld bytes are more than 2^62 bytes", file,
         (long long)planes, (long long)plane_bytes);
-  /* Two tasks writing one file would overwrite each other's planes. */
-  for (int f = 0; f < wf->nfiles; f++)
-    if (strcmp(wf->files[f].name, file) == 0)
-      return gf_diag_at(gf_load_diag(ld), task->loc, GF_INVALID,
-                        "tasks '%s' and '%s' both write '%s'", wf->tasks[wf->files[f].task].name,
-                        task->name, file);
-  char *name = gf_strdup(file);
-  gf_file *files = name ? gf_realloc(wf->files, (size_t)(wf->nfiles + 1) * sizeof *files) : NULL;
-  if (!files) {
-    free(name);
-    return gf_oom(gf_load_diag(ld), "loading an output task");
-  }
-  wf->files = files;
-  o->file = wf->nfiles;
-  wf->files[wf->nfiles++] = (gf_file){.name = name,
-                                      .task = (int)(task - wf->tasks),
-                                      .field = from.field,
-                                      .planes = planes,
-                                      .plane_bytes = (size_t)plane_bytes};
+  gf_status added = gf_output_add_file(ld, task,
+                                       (gf_file){.name = (char *)file,
+                                                 .field = from.field,
+                                                 .planes = planes,
+                                                 .plane_bytes = (size_t)plane_bytes},
+                                       &o->file);
+  if (added) return added;
   if (!values[3]) {
     gf_scope scope = {NULL, NULL, 1};
     return gf_expr_compile("n", &scope, gf_load_diag(ld), task->loc, &o->plane);
@@ -89,23 +111,15 @@ static gf_status check_step(const gf_workflow *wf, const gf_task *task, int64_t 
   return GF_OK;
 }
 
-static gf_status emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
-                      const gf_task_instance *instance) {
+gf_status gf_output_task_emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
+                              const gf_task_instance *instance) {
   (void)instance;
   const gf_output_task *o = task->data;
-  gf_emit(e, GF_I_STAGE);
-  gf_instr *copy = gf_emit(e, GF_I_COPY);
-  copy->src = gf_emit_access(e, 0);
-  copy->dst = (gf_operand){.kind = GF_OPND_STAGED};
-  copy->bytes = wf->fields[wf->files[o->file].field].bytes; /* this process's block of the plane */
-  gf_emit(e, GF_I_RECORD)->event = -1;
-  gf_instr *write = gf_emit(e, GF_I_WRITE);
-  write->file = o->file;
-  write->param = o->plane;
+  gf_output_emit(e, wf, o->file, o->plane);
   return GF_OK;
 }
 
-static const char *describe(const gf_workflow *wf, const gf_task *task) {
+const char *gf_output_task_describe(const gf_workflow *wf, const gf_task *task) {
   return wf->files[((const gf_output_task *)task->data)->file].name;
 }
 
@@ -121,7 +135,7 @@ const gf_task_kind gf_task_output_kind = {
     .traits = GF_KIND_MOVES_DATA,
     .load = load,
     .check_step = check_step,
-    .describe = describe,
-    .emit = emit,
+    .describe = gf_output_task_describe,
+    .emit = gf_output_task_emit,
     .free = free_output,
 };

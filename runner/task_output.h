@@ -2,11 +2,29 @@
 #ifndef GF_TASK_OUTPUT_H
 #define GF_TASK_OUTPUT_H
 
+#include "load.h"
 #include "task.h"
 
 typedef struct gf_output_task {
   int file;       /* index into wf->files */
   gf_expr *plane; /* of n */
 } gf_output_task;
+
+/* The emit and describe of a kind whose payload begins with a
+ * gf_output_task (output, image): the staged write of plane `plane` of the
+ * file, and the file's name. */
+gf_status gf_output_task_emit(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
+                              const gf_task_instance *instance);
+const char *gf_output_task_describe(const gf_workflow *wf, const gf_task *task);
+
+/* For the kinds that write files (output, image): registers `file` (its
+ * name, field, planes and plane bytes; the task is `task`) in wf->files
+ * under *index, refusing a name another task writes. */
+gf_status gf_output_add_file(loader *ld, gf_task *task, gf_file file, int *index);
+
+/* Emits one write through a staging buffer: take a buffer, copy access 0 of
+ * the task into it, record its event, hand it to the writer as plane
+ * `plane` of wf->files[file]. */
+void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_expr *plane);
 
 #endif

@@ -5,10 +5,8 @@
 #include "workflow.h"
 
 const gf_task_kind *const gf_task_kinds[] = {
-    &gf_task_kernel_kind,
-    &gf_task_copy_kind,
-    &gf_task_hook_kind,
-    &gf_task_output_kind,
+    &gf_task_kernel_kind, &gf_task_copy_kind,  &gf_task_hook_kind,
+    &gf_task_output_kind, &gf_task_image_kind,
 };
 const int gf_task_kind_count = (int)(sizeof gf_task_kinds / sizeof gf_task_kinds[0]);
 

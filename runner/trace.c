@@ -3,15 +3,23 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
+#include "space.h"
 #include "text.h"
 
 typedef struct flow {
   gf_trace_key producer, consumer;
 } flow;
+
+typedef struct launch_args {
+  gf_trace_key key;
+  const gf_param *params; /* the kernel's table: names, in order, of the scalars in values */
+  double values[GF_TRACE_MAX_ARGS];
+} launch_args;
 
 struct gf_trace {
   pthread_mutex_t lock;
@@ -27,6 +35,8 @@ struct gf_trace {
   int64_t dropped;
   flow *flows;
   int nflows, flows_cap;
+  launch_args *args;
+  int nargs, args_cap;
   int out_of_memory;
 };
 
@@ -74,6 +84,7 @@ void gf_trace_free(gf_trace *t) {
   free(t->process);
   free(t->slices);
   free(t->flows);
+  free(t->args);
   pthread_mutex_destroy(&t->lock);
   free(t);
 }
@@ -102,6 +113,27 @@ void gf_trace_flow(gf_trace *t, gf_trace_key producer, gf_trace_key consumer) {
   pthread_mutex_lock(&t->lock);
   if (t->nflows < GF_TRACE_MAX_SLICES && GF_GROW(t->flows, t->flows_cap, t->nflows + 1) == GF_OK)
     t->flows[t->nflows++] = (flow){producer, consumer};
+  pthread_mutex_unlock(&t->lock);
+}
+
+void gf_trace_launch_args(gf_trace *t, gf_trace_key key, const gf_kernel *kernel,
+                          const void *args) {
+  if (!in_window(t, key.step)) return;
+  launch_args a = {.key = key, .params = kernel->params};
+  int n = 0;
+  for (const gf_param *p = kernel->params; p->name && n < GF_TRACE_MAX_ARGS; p++) {
+    const unsigned char *at = (const unsigned char *)args + p->offset;
+    if (p->type == GF_PARAM_REAL) {
+      memcpy(&a.values[n++], at, sizeof(double));
+    } else if (p->type == GF_PARAM_INT) {
+      int64_t v;
+      memcpy(&v, at, sizeof v);
+      a.values[n++] = (double)v;
+    }
+  }
+  pthread_mutex_lock(&t->lock);
+  if (t->nargs < GF_TRACE_MAX_SLICES && GF_GROW(t->args, t->args_cap, t->nargs + 1) == GF_OK)
+    t->args[t->nargs++] = a;
   pthread_mutex_unlock(&t->lock);
 }
 
@@ -136,37 +168,78 @@ static uint64_t key_hash(gf_trace_key k) {
   return h;
 }
 
-static int same_key(gf_trace_key k, const gf_op_timing *s) {
-  return k.task == s->tag.task && k.step == s->tag.step && k.stream == s->tag.stream &&
-         k.kind == s->kind;
+static int same_key(gf_trace_key a, gf_trace_key b) {
+  return a.task == b.task && a.step == b.step && a.stream == b.stream && a.kind == b.kind;
 }
 
-/* Slice index by key: open addressing over the slices; -1 when absent. */
-typedef struct slice_index {
-  int64_t *table; /* slice + 1, 0 empty */
-  int64_t cap;
-} slice_index;
+static gf_trace_key slice_key(const gf_trace *t, int64_t i) {
+  const gf_op_timing *s = &t->slices[i];
+  return (gf_trace_key){s->tag.task, s->tag.step, s->tag.stream, s->kind};
+}
 
-static int build_index(slice_index *ix, const gf_trace *t) {
+static gf_trace_key args_key(const gf_trace *t, int64_t i) {
+  return t->args[i].key;
+}
+
+/* Index of records by key (slices, launch args): open addressing. */
+typedef struct key_index {
+  int64_t *table; /* record + 1, 0 empty */
+  int64_t cap;
+  gf_trace_key (*key_of)(const gf_trace *t, int64_t i);
+} key_index;
+
+static int build_index(key_index *ix, const gf_trace *t, int64_t count,
+                       gf_trace_key (*key_of)(const gf_trace *t, int64_t i)) {
+  ix->key_of = key_of;
   ix->cap = 1;
-  while (ix->cap < 2 * t->nslices + 2) ix->cap *= 2;
+  while (ix->cap < 2 * count + 2) ix->cap *= 2;
   ix->table = gf_calloc((size_t)ix->cap, sizeof *ix->table);
   if (!ix->table) return 0;
-  for (int64_t i = 0; i < t->nslices; i++) {
-    const gf_op_timing *s = &t->slices[i];
-    gf_trace_key k = {s->tag.task, s->tag.step, s->tag.stream, s->kind};
-    int64_t h = (int64_t)(key_hash(k) & (uint64_t)(ix->cap - 1));
+  for (int64_t i = 0; i < count; i++) {
+    int64_t h = (int64_t)(key_hash(key_of(t, i)) & (uint64_t)(ix->cap - 1));
     while (ix->table[h]) h = (h + 1) & (ix->cap - 1);
     ix->table[h] = i + 1;
   }
   return 1;
 }
 
-static int64_t find_slice(const slice_index *ix, const gf_trace *t, gf_trace_key k) {
+/* The record with key `k`; -1 when absent. */
+static int64_t find_key(const key_index *ix, const gf_trace *t, gf_trace_key k) {
   int64_t h = (int64_t)(key_hash(k) & (uint64_t)(ix->cap - 1));
   for (; ix->table[h]; h = (h + 1) & (ix->cap - 1))
-    if (same_key(k, &t->slices[ix->table[h] - 1])) return ix->table[h] - 1;
+    if (same_key(k, ix->key_of(t, ix->table[h] - 1))) return ix->table[h] - 1;
   return -1;
+}
+
+static int is_counter(int kind) {
+  return kind == GF_TIMED_MEMORY || kind == GF_TIMED_STAGING;
+}
+
+/* A counter sample: a counter track per memory space, one for staging. */
+static void write_counter(gf_text *j, const gf_op_timing *s, int64_t base) {
+  gf_text_puts(j, ",\n{\"ph\": \"C\", \"pid\": 1, \"name\": ");
+  if (s->kind == GF_TIMED_MEMORY) {
+    char name[64];
+    snprintf(name, sizeof name, "memory held: %s", gf_space_name((gf_space)s->tag.stream));
+    gf_text_json(j, name);
+    gf_text_printf(j, ", \"ts\": %.3f, \"args\": {\"bytes\": %zu}}",
+                   (double)(s->start_ns - base) / 1e3, s->bytes);
+  } else {
+    gf_text_json(j, "output staging buffers in use");
+    gf_text_printf(j, ", \"ts\": %.3f, \"args\": {\"buffers\": %zu}}",
+                   (double)(s->start_ns - base) / 1e3, s->bytes);
+  }
+}
+
+/* A launch's scalar arguments, `, "dt": 0.001, ...`. */
+static void write_launch_args(gf_text *j, const launch_args *a) {
+  int n = 0;
+  for (const gf_param *p = a->params; p->name && n < GF_TRACE_MAX_ARGS; p++) {
+    if (p->type != GF_PARAM_REAL && p->type != GF_PARAM_INT) continue;
+    gf_text_puts(j, ", ");
+    gf_text_json(j, p->name);
+    gf_text_printf(j, ": %.17g", a->values[n++]);
+  }
 }
 
 static void track_name(gf_text *j, int pid, int tid, const char *name, int sort) {
@@ -193,8 +266,17 @@ gf_status gf_trace_write(gf_trace *t, const char *path, gf_diag *diag) {
   track_name(&j, 1, 1, "host", 0);
   track_name(&j, 1, 2, "writer thread", t->nstreams + 1);
   for (int s = 0; s < t->nstreams; s++) track_name(&j, 1, track_of(s), t->streams[s], 1 + s);
+  key_index args_ix = {0};
+  if (t->nargs && !build_index(&args_ix, t, t->nargs, args_key)) {
+    gf_text_free(&j);
+    return gf_oom(diag, "writing the trace");
+  }
   for (int64_t i = 0; i < t->nslices; i++) {
     const gf_op_timing *s = &t->slices[i];
+    if (is_counter(s->kind)) {
+      write_counter(&j, s, base);
+      continue;
+    }
     const char *name =
         s->tag.task >= 0 && s->tag.task < t->ntasks ? t->tasks[s->tag.task] : "gflow set-up";
     gf_text_puts(&j, ",\n{\"ph\": \"X\", \"pid\": 1, \"name\": ");
@@ -207,16 +289,19 @@ gf_status gf_trace_write(gf_trace *t, const char *path, gf_diag *diag) {
                    kind_name(s->kind));
     gf_text_json(&j, s->tag.task >= 0 && s->tag.task < t->ntasks ? t->details[s->tag.task]
                                                                  : "initial values");
+    int64_t a =
+        s->kind == GF_TIMED_LAUNCH && t->nargs ? find_key(&args_ix, t, slice_key(t, i)) : -1;
+    if (a >= 0) write_launch_args(&j, &t->args[a]);
     gf_text_puts(&j, "}}");
   }
-  slice_index ix = {0};
-  if (t->nflows && !build_index(&ix, t)) {
+  free(args_ix.table);
+  key_index ix = {0};
+  if (t->nflows && !build_index(&ix, t, t->nslices, slice_key)) {
     gf_text_free(&j);
     return gf_oom(diag, "writing the trace");
   }
   for (int64_t i = 0; i < t->nflows; i++) {
-    int64_t p = find_slice(&ix, t, t->flows[i].producer),
-            c = find_slice(&ix, t, t->flows[i].consumer);
+    int64_t p = find_key(&ix, t, t->flows[i].producer), c = find_key(&ix, t, t->flows[i].consumer);
     if (p < 0 || c < 0) continue; /* outside the window, or not timed */
     const gf_op_timing *ps = &t->slices[p], *cs = &t->slices[c];
     gf_text_printf(&j,

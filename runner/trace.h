@@ -3,9 +3,12 @@
  * The trace listens on the operation sink (backend.h): every launch and copy
  * a backend timed, and the host's own work the executor reports, becomes a
  * slice on the track of its stream ("compute", "io[3]") or on the host track,
- * named by its task, with the step and the bytes in its args. The executor
- * adds the event dependencies it issues (a stream waiting for an event
- * recorded after another operation) as flow arrows. Times are the host's
+ * named by its task, with the step and the bytes in its args (a launch's
+ * also its kernel's scalar arguments). The executor adds the event
+ * dependencies it issues (a stream waiting for an event recorded after
+ * another operation) as flow arrows. Counter samples (GF_TIMED_MEMORY, the
+ * bytes held in each memory space; GF_TIMED_STAGING, the output staging
+ * buffers in use) become counter tracks. Times are the host's
  * CLOCK_MONOTONIC, on which the GPU backend places its event times too, so
  * device and host tracks share one time base. Open the file in
  * ui.perfetto.dev or chrome://tracing.
@@ -48,6 +51,13 @@ void gf_trace_report(void *trace, const gf_op_timing *timing);
 
 /* `consumer` waits (through an event) for `producer`. */
 void gf_trace_flow(gf_trace *trace, gf_trace_key producer, gf_trace_key consumer);
+
+/* The launch `key` ran `kernel` with the argument struct `args`: its scalar
+ * parameters (GF_PARAM_REAL, _INT; the first GF_TRACE_MAX_ARGS) go into the
+ * launch's slice by name. */
+#define GF_TRACE_MAX_ARGS 8
+void gf_trace_launch_args(gf_trace *trace, gf_trace_key key, const gf_kernel *kernel,
+                          const void *args);
 
 /* Writes the JSON to `path` atomically. */
 gf_status gf_trace_write(gf_trace *trace, const char *path, gf_diag *diag);

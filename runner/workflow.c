@@ -492,6 +492,10 @@ static gf_status get_number(loader *ld, const yaml_node_t *node, unsigned names,
   return GF_OK;
 }
 
+gf_status gf_load_number(loader *ld, const yaml_node_t *node, unsigned names, double *out) {
+  return get_number(ld, node, names, out);
+}
+
 gf_status gf_load_integer(loader *ld, const yaml_node_t *node, unsigned names, int64_t *out) {
   double v = 0;
   gf_status status = get_number(ld, node, names, &v);
@@ -1556,6 +1560,23 @@ static gf_status load_check(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
   return GF_OK;
 }
 
+static gf_status load_checkpoint_every(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                       void *target) {
+  (void)key, (void)target;
+  return get_count(ld, value, "every", 0, (int64_t)MAX_STEPS, &ld->wf->checkpoint_every);
+}
+
+static const gf_key_spec checkpoint_keys[] = {
+    {"every", 1, load_checkpoint_every},
+};
+
+/* `checkpoint: {every: K}`: checkpoint.c writes one every K steps. */
+static gf_status load_checkpoint(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  return gf_load_mapping(ld, value, "checkpoint", checkpoint_keys, COUNT_OF(checkpoint_keys), NULL,
+                         NULL, NULL);
+}
+
 /* No `check:` block: every instance of every field a task writes, for NaN
  * and Inf, every GF_CHECK_DEFAULT_EVERY steps, read lagged. */
 static gf_status default_check(loader *ld) {
@@ -1632,13 +1653,21 @@ static gf_status load_exchange(loader *ld, yaml_node_t *key, yaml_node_t *value,
 
 /* In the order they load: each may use what the ones above it defined. */
 static const gf_key_spec top_keys[] = {
-    {"gflow", 1, load_version},     {"name", 1, load_name},
-    {"grid", 1, load_grid},         {"hooks", 0, load_hooks},
-    {"params", 0, load_params},     {"memory", 0, load_memory},
-    {"fields", 1, load_fields},     {"streams", 0, load_streams},
-    {"events", 0, load_events},     {"schedule", 0, load_schedule},
-    {"loop", 1, load_loop},         {"limits", 0, load_limits},
-    {"check", 0, load_check},       {"decomposition", 0, load_decomposition},
+    {"gflow", 1, load_version},
+    {"name", 1, load_name},
+    {"grid", 1, load_grid},
+    {"hooks", 0, load_hooks},
+    {"params", 0, load_params},
+    {"memory", 0, load_memory},
+    {"fields", 1, load_fields},
+    {"streams", 0, load_streams},
+    {"events", 0, load_events},
+    {"schedule", 0, load_schedule},
+    {"loop", 1, load_loop},
+    {"limits", 0, load_limits},
+    {"check", 0, load_check},
+    {"checkpoint", 0, load_checkpoint},
+    {"decomposition", 0, load_decomposition},
     {"exchange", 0, load_exchange},
 };
 

@@ -19,8 +19,9 @@
 #include "task.h"
 
 typedef struct gf_registry gf_registry;
-typedef struct gf_schedule gf_schedule; /* schedule.h */
-typedef struct gf_eval gf_eval;         /* eval.h */
+typedef struct gf_schedule gf_schedule;     /* schedule.h */
+typedef struct gf_eval gf_eval;             /* eval.h */
+typedef struct gf_image_spec gf_image_spec; /* image.h */
 
 typedef struct gf_param_value {
   char *name;
@@ -73,13 +74,17 @@ typedef struct gf_stream_group {
 } gf_stream_group;
 
 /* A file an output-like task writes: a stack of `planes` planes of one
- * field instance each, written through the output staging buffers. */
+ * field instance each, written through the output staging buffers; or, for
+ * an image task (`image` not NULL), a PNG picture per step it runs, named by
+ * the pattern `name`, each through a staging buffer of `plane_bytes` (the
+ * whole instance) and counted as one plane. */
 typedef struct gf_file {
   char *name; /* relative to the output folder */
   int task;
   int field;
   int64_t planes;
   size_t plane_bytes;
+  const gf_image_spec *image; /* the image task's, or NULL */
 } gf_file;
 
 /* Steps between two runs of the default check (no `check:` block): a scan of
@@ -186,6 +191,7 @@ typedef struct gf_workflow {
   gf_decomposition decomp;  /* decomposition:, exchange: and this process's block */
   gf_lua_limits lua_limits; /* `limits:` as applied (0: the hooks' default) */
   gf_check check;           /* `check:`, or the default check; every == 0: off */
+  int64_t checkpoint_every; /* `checkpoint: {every: K}`: a checkpoint every K steps; 0: none */
 } gf_workflow;
 
 typedef struct gf_override {

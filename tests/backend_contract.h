@@ -581,6 +581,12 @@ static void contract_sink_report(void *user, const gf_op_timing *timing) {
   pthread_mutex_unlock(&k->lock);
 }
 
+/* A sampling sink's choice: every third operation, by step. */
+static int contract_sink_times(void *user, gf_tag tag) {
+  (void)user;
+  return tag.step % 3 == 0;
+}
+
 /* The work: on stream 0 launches (task 0), on stream 1 copies of distinct
  * sizes (task 1) and one of gflow's own (task -1); step numbers are unique.
  * Returns how many operations it issued, their descriptions in `expected`. */
@@ -600,21 +606,37 @@ static int contract_sink_work(gf_backend *b, gf_stream *s[2], contract_wave *w, 
   return n;
 }
 
+/* A backend for the sink's work: two streams, the fields, a pinned buffer;
+ * NULL when the fields cannot be made. */
+static gf_backend *contract_sink_open(const contract_ctx *c, int timing, gf_stream *s[2],
+                                      contract_wave *w, unsigned char **host) {
+  gf_backend *b = c->open(timing);
+  for (int i = 0; i < 2; i++) CHECK_INT(b->ops->stream_create(b, &s[i]), GF_OK);
+  if (!contract_wave_open(b, 16, w)) return NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, w->bytes, NULL, (void **)host), GF_OK);
+  return b;
+}
+
+static void contract_sink_close(gf_backend *b, contract_wave *w, unsigned char *host) {
+  b->sink = (gf_op_sink){NULL, NULL, 0, NULL};
+  b->ops->free(b, GF_SPACE_PINNED, host, NULL);
+  contract_wave_close(b, w);
+  b->ops->destroy(b);
+}
+
 static void contract_sink_reports(const contract_ctx *c) {
   contract_sink k = {.lock = PTHREAD_MUTEX_INITIALIZER};
   gf_op_timing *expected = calloc(CONTRACT_SINK_LAUNCHES + 4, sizeof *expected);
   for (int timing = 1; timing >= 0; timing--) {
-    gf_backend *b = c->open(timing);
     gf_stream *s[2] = {NULL, NULL};
     contract_wave w;
     unsigned char *host = NULL;
-    for (int i = 0; i < 2; i++) CHECK_INT(b->ops->stream_create(b, &s[i]), GF_OK);
-    if (!contract_wave_open(b, 16, &w)) return;
-    CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, w.bytes, NULL, (void **)&host), GF_OK);
+    gf_backend *b = contract_sink_open(c, timing, s, &w, &host);
+    if (!b) return;
     /* Set-up work before the sink is installed is not reported. */
     contract_wave_reset(b, s[0], &w);
     CHECK_INT(b->ops->synchronize(b), GF_OK);
-    b->sink = (gf_op_sink){contract_sink_report, &k, 0};
+    b->sink = (gf_op_sink){contract_sink_report, &k, 0, NULL};
     k.count = 0;
     int64_t before = contract_now_ns();
     int n = contract_sink_work(b, s, &w, host, expected);
@@ -666,10 +688,30 @@ static void contract_sink_reports(const contract_ctx *c) {
       free(by_step);
       free(seen);
     }
-    b->sink = (gf_op_sink){NULL, NULL, 0};
-    b->ops->free(b, GF_SPACE_PINNED, host, NULL);
-    contract_wave_close(b, &w);
-    b->ops->destroy(b);
+    contract_sink_close(b, &w, host);
+  }
+  /* A sink that samples: exactly the operations it accepts are reported. */
+  {
+    gf_stream *s[2] = {NULL, NULL};
+    contract_wave w;
+    unsigned char *host = NULL;
+    gf_backend *b = contract_sink_open(c, 1, s, &w, &host);
+    if (!b) return;
+    b->sink = (gf_op_sink){contract_sink_report, &k, 0, contract_sink_times};
+    k.count = 0;
+    int n = contract_sink_work(b, s, &w, host, expected);
+    CHECK_INT(b->ops->synchronize(b), GF_OK);
+    pthread_mutex_lock(&k.lock);
+    int count = k.count, bad = 0;
+    for (int i = 0; i < count; i++)
+      if (k.reports[i].tag.step % 3 != 0 ||
+          k.reports[i].kind != expected[k.reports[i].tag.step].kind)
+        bad++;
+    pthread_mutex_unlock(&k.lock);
+    CHECK_INT(count, (n + 2) / 3);
+    CHECK_INT(bad, 0);
+    contract_sink_close(b, &w, host);
+    k.count = 0;
   }
   /* Timing on and no sink: nothing to report to, the work still runs. */
   gf_backend *b = c->open(1);

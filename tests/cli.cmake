@@ -9,6 +9,11 @@ target_link_libraries(compare_raw PRIVATE m)
 add_test(NAME wave2d_end_to_end
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/wave2d.sh $<TARGET_FILE:gflow>
           $<TARGET_FILE:wave2d_seed> $<TARGET_FILE:compare_raw> ${PROJECT_SOURCE_DIR})
+# The built-in kernels: gflow kernels NAME, their workflows, a declared
+# stencil against the built-in kernel of its scheme.
+add_test(NAME kernels_end_to_end
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/kernels.sh $<TARGET_FILE:gflow>
+          $<TARGET_FILE:compare_raw> ${PROJECT_SOURCE_DIR})
 add_test(NAME cli
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/cli.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
 # Hostile inputs and faults: input limits, runaway hooks, a file size limit,
@@ -48,3 +53,9 @@ if(MPI_C_FOUND)
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/mpi.sh $<TARGET_FILE:gflow>
             $<TARGET_FILE:blur_seed> ${PROJECT_SOURCE_DIR})
 endif()
+# Checkpoint and restart: under every schedule a run killed after a periodic
+# checkpoint, one stopped by SIGUSR1 and one by SIGTERM restart bit-identical to
+# an uninterrupted run; a stateful Lua hook with and without save_state;
+# corrupted and mismatched checkpoints refused; nothing to do when complete.
+add_test(NAME checkpoint
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/checkpoint.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})

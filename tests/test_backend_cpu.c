@@ -369,7 +369,7 @@ static void test_task_timing_sink(void) {
     atomic_init(&timings[i].busy_ns, 0);
     atomic_init(&timings[i].count, 0);
   }
-  b->sink = (gf_op_sink){gf_task_timing_report, timings, 0};
+  b->sink = (gf_op_sink){gf_task_timing_report, timings, 0, NULL};
   gf_stream *a = NULL, *s = NULL;
   CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
   CHECK_INT(b->ops->stream_create(b, &s), GF_OK);

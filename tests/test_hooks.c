@@ -478,6 +478,88 @@ static void test_binary_chunk_refused(void) {
   unlink(path);
 }
 
+/* ---- the hooks' state, for checkpoints ---- */
+
+/* save_state's value comes back through restore_state in a fresh state
+ * exactly (special floats, integer limits, binary strings, nested tables, odd
+ * keys), and the hook then goes on as the saved one does. */
+static void test_state_round_trip(void) {
+  fixture a, b;
+  CHECK_INT(fixture_open(&a, 0, 0), GF_OK);
+  CHECK_INT(fixture_open(&b, 0, 0), GF_OK);
+  int step_a = hook(&a, "hooks/state.lua", "step"), step_b = hook(&b, "hooks/state.lua", "step");
+  int check_b = -1;
+  CHECK_INT(gf_lua_find(b.lua, "check", &check_b, &b.diag, hooks_loc), GF_OK);
+  gf_status status;
+  for (int n = 0; n < 5; n++) call1(&a, step_a, n, "step", &status);
+  char *text = NULL;
+  int changed = -1;
+  CHECK_INT(gf_lua_state_save(a.lua, &text, &changed, &a.diag), GF_OK);
+  CHECK(text && strncmp(text, "return {", 8) == 0);
+  CHECK_INT(changed, 0);
+  if (text) CHECK_INT(gf_lua_state_restore(b.lua, text, &b.diag), GF_OK);
+  double same = 0;
+  CHECK_INT(gf_lua_call(b.lua, check_b, NULL, 0, &same, "check", CONTEXT), GF_OK);
+  CHECK_NEAR(same, 1, 0);
+  for (int n = 5; n < 8; n++) {
+    double want = call1(&a, step_a, n, "step", &status),
+           got = call1(&b, step_b, n, "step", &status);
+    CHECK_NEAR(got, want, 0);
+  }
+  CHECK_INT(a.diag.count + b.diag.count, 0);
+  free(text);
+  fixture_close(&a);
+  fixture_close(&b);
+}
+
+/* Without save_state: the fingerprint taken at the mark sees a global, an
+ * upvalue or math.random's generator change, and a pure hook change nothing. */
+static void test_state_fingerprint(void) {
+  const char *hooks[] = {"pure", "global_sum", "upvalue_count", "random"};
+  for (int h = 0; h < 4; h++) {
+    fixture f;
+    CHECK_INT(fixture_open(&f, 0, 0), GF_OK);
+    int id = hook(&f, "hooks/state_kinds.lua", hooks[h]);
+    gf_lua_state_mark(f.lua);
+    char *text = (char *)"";
+    int changed = -1;
+    CHECK_INT(gf_lua_state_save(f.lua, &text, &changed, &f.diag), GF_OK);
+    CHECK(text == NULL);
+    CHECK_INT(changed, 0); /* nothing called yet */
+    gf_status status;
+    for (int n = 0; n < 3; n++) call1(&f, id, n, hooks[h], &status);
+    CHECK_INT(gf_lua_state_save(f.lua, &text, &changed, &f.diag), GF_OK);
+    if (changed != (h > 0)) fprintf(stderr, "hook %s: changed %d\n", hooks[h], changed);
+    CHECK_INT(changed, h > 0);
+    fixture_close(&f);
+  }
+}
+
+static void test_state_refused(void) {
+  fixture f;
+  CHECK_INT(fixture_open(&f, 0, 0), GF_OK);
+  CHECK_INT(gf_lua_load_file(f.lua, "hooks/state_bad.lua", &f.diag, hooks_loc), GF_OK);
+  char *text = NULL;
+  int changed = 0;
+  CHECK_INT(gf_lua_state_save(f.lua, &text, &changed, &f.diag), GF_INVALID);
+  CHECK_STR(f.diag.last,
+            "save_state() returned a value of type function; a saved state holds numbers, "
+            "strings, booleans and tables of them");
+  CHECK(text == NULL);
+  fixture_close(&f);
+  CHECK_INT(fixture_open(&f, 0, 0), GF_OK);
+  CHECK_INT(gf_lua_load_file(f.lua, "hooks/state_half.lua", &f.diag, hooks_loc), GF_OK);
+  CHECK_INT(gf_lua_state_save(f.lua, &text, &changed, &f.diag), GF_INVALID);
+  CHECK_STR(f.diag.last,
+            "the hook files define save_state but not restore_state; a checkpoint needs both or "
+            "neither");
+  CHECK_INT(gf_lua_state_restore(f.lua, "return {}", &f.diag), GF_INVALID);
+  CHECK_STR(f.diag.last,
+            "the checkpoint holds the hooks' state, but the hook files define no restore_state "
+            "to take it back");
+  fixture_close(&f);
+}
+
 int main(void) {
   RUN(test_ricker_values);
   RUN(test_several_args_and_no_result);
@@ -499,5 +581,8 @@ int main(void) {
   RUN(test_memory_cap_while_loading);
   RUN(test_memory_too_small_for_a_state);
   RUN(test_binary_chunk_refused);
+  RUN(test_state_round_trip);
+  RUN(test_state_fingerprint);
+  RUN(test_state_refused);
   return check_summary();
 }

@@ -333,7 +333,7 @@ static void test_override_errors(void) {
   expect_override_error("nope.x", "1",
                         "--set nope.x=1:1:1: unknown key 'nope' at the top level; expected one of: "
                         "gflow, name, grid, hooks, params, memory, fields, streams, events, "
-                        "schedule, loop, limits, check, decomposition, exchange");
+                        "schedule, loop, limits, check, checkpoint, decomposition, exchange");
   expect_override_error("name.x", "1", "--set name.x=1:1:6: no key 'x' in name to set");
   expect_override_error(
       "check.every", "-1",
@@ -392,6 +392,7 @@ static void test_registry(void) {
   const int builtin = gf_registry_count(registry);
   CHECK(builtin >= 2); /* wave2d_4o, blur, ... */
   CHECK(gf_registry_find(registry, "wave2d_4o") == &gf_kernel_wave2d_4o);
+  CHECK(gf_registry_find(registry, "stencil") == &gf_kernel_stencil);
   CHECK(gf_registry_at(registry, 0) == &gf_kernel_wave2d_4o);
   CHECK(gf_registry_at(registry, builtin) == NULL);
   CHECK(gf_registry_find(registry, "wave3d") == NULL);
@@ -847,6 +848,58 @@ static gf_status load_text(const char *text, size_t len, const gf_override *over
   return status;
 }
 
+/* ---- list arguments: cells and taps --------------------------------------- */
+
+static void test_list_arguments(void) {
+  static const char text[] =
+      "gflow: 1\nname: t\ngrid: {shape: [16, 20], spacing: [0.5, 2.0], halo: 2}\n"
+      "params: {k: 3}\n"
+      "fields: {U: {ring: 3}, V: {init: 1}}\n"
+      "loop:\n  steps: 2\n  tasks:\n"
+      "    - name: s\n      kernel: stencil\n"
+      "      args: {out: \"U[n+2]\", in0: \"U[n+1]\", in2: V,\n"
+      "             taps0: [[0, 0, 1.5], {laplacian: 4, times: \"k\"}, [0, 1, -1]],\n"
+      "             taps2: [{derivative: 2, axis: 1, times: 4}]}\n"
+      "    - name: w\n      kernel: wave\n"
+      "      args: {U0: \"U[n]\", U1: \"U[n+1]\", U2: \"U[n+2]\", V: V, dt: 0.001,\n"
+      "             sources: [[3, 4], [\"k\", 5, -2.5], [3, 4, 0.5]]}\n";
+  gf_diag diag;
+  gf_workflow *wf = NULL;
+  CHECK_INT(load_text(text, sizeof text - 1, NULL, 0, NULL, &diag, &wf), GF_OK);
+  if (!wf) return;
+  /* taps0: the centre 1.5 + k*(-5/2)(1/0.25 + 1/4), the explicit [0, 1]
+   * summed with the laplacian's, in the order first written. */
+  const gf_kernel_arg *t0 = arg_named(&wf->tasks[0], "taps0");
+  CHECK_INT(t0->npoints, 9);
+  CHECK(t0->points[0].at[0] == 0 && t0->points[0].at[1] == 0);
+  CHECK_NEAR(t0->points[0].weight, 1.5 + 3 * -2.5 * (4.0 + 0.25), 1e-12);
+  double right = 0, up2 = 0;
+  for (int64_t i = 0; i < t0->npoints; i++) {
+    if (t0->points[i].at[0] == 0 && t0->points[i].at[1] == 1) right = t0->points[i].weight;
+    if (t0->points[i].at[0] == -2 && t0->points[i].at[1] == 0) up2 = t0->points[i].weight;
+  }
+  CHECK_NEAR(right, 3 * (4.0 / 3.0) * 0.25 - 1, 1e-12);
+  CHECK_NEAR(up2, 3 * (-1.0 / 12.0) * 4.0, 1e-12);
+  /* taps2: d/dx1 over dx1 = 2, times 4: -1 at [0, -1], +1 at [0, 1] */
+  const gf_kernel_arg *t2 = arg_named(&wf->tasks[0], "taps2");
+  CHECK_INT(t2->npoints, 2);
+  CHECK(t2->points[0].at[1] == -1 && t2->points[1].at[1] == 1);
+  CHECK_NEAR(t2->points[0].weight, -1.0, 1e-12);
+  CHECK_NEAR(t2->points[1].weight, 1.0, 1e-12);
+  /* in1, in3 not given: no access; the given arrays are the accesses in table order */
+  CHECK_INT(wf->tasks[0].naccess, 3);
+  CHECK_INT(arg_named(&wf->tasks[0], "in1")->access, -1);
+  CHECK_INT(arg_named(&wf->tasks[0], "in2")->access, 2);
+  /* sources: every entry kept (a cell may come twice), weight 1 when left out */
+  const gf_kernel_arg *src = arg_named(&wf->tasks[1], "sources");
+  CHECK_INT(src->npoints, 3);
+  CHECK(src->points[0].at[0] == 3 && src->points[0].at[1] == 4 && src->points[0].weight == 1);
+  CHECK(src->points[1].at[0] == 3 && src->points[1].weight == -2.5);
+  CHECK(src->points[2].weight == 0.5);
+  CHECK(arg_named(&wf->tasks[1], "pattern")->access == -1);
+  gf_workflow_free(wf);
+}
+
 static void test_document_size(void) {
   /* One byte over 16 MiB is refused before libyaml sees it. */
   size_t len = GF_MAX_DOCUMENT_BYTES + 1;
@@ -993,6 +1046,7 @@ int main(void) {
   RUN(test_good_corpus);
   RUN(test_good_features);
   RUN(test_document_size);
+  RUN(test_list_arguments);
   RUN(test_node_count);
   RUN(test_too_many_tasks);
   RUN(test_limits_and_check);

@@ -30,8 +30,8 @@ LIBGOMP_A=$(gcc -print-file-name=libgomp.a)
 [[ -f $LIBGOMP_A ]] || { echo "no static libgomp ($LIBGOMP_A)" >&2; exit 1; }
 mkdir -p "$OUT/bin"
 
-targets=(test_backend_gpu bench)
-[[ $build_gflow == 1 ]] && targets+=(gflow gflow_heat2d)
+targets=(test_backend_gpu bench nvtx_count)
+[[ $build_gflow == 1 ]] && targets+=(gflow gflow_heat2d gflow_sponge)
 echo "== CMake (GFLOW_GPU=CUDA, static dependencies): ${targets[*]}"
 # ARCH: sm_ARCH machine code plus compute_ARCH PTX (for a newer chip's driver
 # to compile). OpenMP_gomp_LIBRARY: FindOpenMP links the static libgomp
@@ -40,10 +40,11 @@ echo "== CMake (GFLOW_GPU=CUDA, static dependencies): ${targets[*]}"
 cmake -S . -B "$OUT/build" -DCMAKE_BUILD_TYPE=Release -DGFLOW_GPU=CUDA \
   -DGFLOW_STATIC_DEPS=ON -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
   -DCMAKE_CUDA_COMPILER="$NVCC" -DOpenMP_gomp_LIBRARY="$LIBGOMP_A" \
-  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" -DBUILD_TESTING=ON \
+  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" \
+  -DCMAKE_MODULE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" -DBUILD_TESTING=ON \
   ${GFLOW_CMAKE_ARGS:-}
 cmake --build "$OUT/build" -j"$JOBS" --target "${targets[@]}"
-cp "$OUT/build/tests/gpu/test_backend_gpu" "$OUT/build/bench/"* "$OUT/bin/"
+cp "$OUT/build/tests/gpu/test_backend_gpu" "$OUT/build/tests/gpu/libnvtx_count.so" "$OUT/build/bench/"* "$OUT/bin/"
 if [[ $build_gflow == 1 ]]; then
   cp "$OUT/build/gflow" "$OUT/bin/gflow"
   mkdir -p "$OUT/plugins"
@@ -63,7 +64,8 @@ status=0
 libmpi=$(ldd "$OUT/bin/gflow" | awk '$1 == "libmpi.so.40" {print $3}')
 mpi_closure=$([ -n "$libmpi" ] && ldd "$libmpi" | awk '{print $1}' | sed 's/\.so.*//' |
   sort -u | paste -sd'|')
-for p in "$OUT"/bin/*; do
+for p in "$OUT"/bin/* "$OUT"/plugins/*.so; do
+  [[ -e $p ]] || continue
   extra=$(ldd "$p" | awk '{print $1}' |
     grep -Ev '^(linux-vdso\.so|/lib64/ld-linux-x86-64\.so|lib(c|m|dl|rt|pthread)\.so|libmpi\.so)' |
     grep -Ev "^(${mpi_closure:-none})\.so" || true)

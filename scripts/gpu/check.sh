@@ -5,11 +5,15 @@
 #   2. every workflow in workflows/ under every schedule and memory strategy on
 #      the GPU: outputs bit-identical across GPU schedules and strategies, and
 #      within 1e-5 of the field maximum against the CPU backend;
-#   3. the pool's race (workflows/scratch_race.yaml, seed 002): the
+#   3. seeing a run: pictures (the CPU's bits), --timing's sample, a trace,
+#      NVTX ranges (counted by libnvtx_count.so);
+#   4. checkpoint and restart: runs killed after a checkpoint (every schedule) or
+#      stopped by SIGUSR1, restarted, bit-identical to an uninterrupted run;
+#   5. the pool's race (workflows/scratch_race.yaml, seed 002): the
 #      resource-aware and async pools write the preallocated run's bits, the
 #      naive pool does not and its report names the hazard; per-step
 #      temporaries (wave2d_scratch.yaml) write wave2d.yaml's bits;
-#   4. faults: out of memory, a device that does not exist.
+#   6. faults: out of memory, a device that does not exist.
 # Ends with `N passed, N failed`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -56,7 +60,9 @@ for wf in workflows/*.yaml; do
           first=$dir
           dims=$(sed -n 's/.*"shape": \[[0-9]*, \(.*\)\],/\1/p' "$cpu/$f.json" | tr -d ' ')
           plane=$((${dims//,/*}))
-          "$bin/compare_raw" "$dir/$f" "$cpu/$f" "$plane" 1e-5 >"$tmp/cmp" && pass ||
+          f64=$(grep -q '"dtype": "float64"' "$cpu/$f.json" && echo --f64)
+          # shellcheck disable=SC2086
+          "$bin/compare_raw" "$dir/$f" "$cpu/$f" "$plane" 1e-5 $f64 >"$tmp/cmp" && pass ||
             fail "$name $strategy $schedule $f vs CPU: $(cat "$tmp/cmp")"
           echo "   GPU vs CPU ($f): $(head -1 "$tmp/cmp")"
         else
@@ -92,6 +98,28 @@ for strategy in resource-aware async; do
   cmp -s "$tmp/pool-w/array_out.dat" "$tmp/pool-ws-$strategy/array_out.dat" && pass ||
     fail "wave2d_scratch ($strategy) differs from wave2d"
 done
+
+echo "== wave, heat, stencil: every dimension, order and dtype, GPU bits against the CPU"
+# One small workflow per variant (scripts/bench/kernel-workflow.sh), with a
+# pattern field, point sources (two on one cell) and a stencil of three
+# inputs; kernels are built without contraction, so the bits must match.
+variants=0
+for kernel in wave heat stencil; do
+  for ndim in 1 2 3; do
+    for dtype in f32 f64; do
+      for order in 2 4 8; do
+        v=$kernel-$ndim-$dtype-$order
+        shape=$(echo "4099 131,97 37,29,45" | cut -d' ' -f"$ndim")
+        scripts/bench/kernel-workflow.sh "$kernel" "$dtype" "$order" "$shape" 30 --forcing >"$tmp/$v.yaml"
+        expect_exit 0 "$v on the CPU" -- "$gflow" run "$tmp/$v.yaml" --backend cpu --quiet --out "$tmp/$v-cpu"
+        expect_exit 0 "$v on the GPU" -- "$gflow" run "$tmp/$v.yaml" --backend gpu --quiet --out "$tmp/$v-gpu"
+        cmp -s "$tmp/$v-cpu/final.dat" "$tmp/$v-gpu/final.dat" && pass || fail "$v: GPU and CPU bits differ"
+        variants=$((variants + 1))
+      done
+    done
+  done
+done
+echo "   $variants variants compared"
 
 echo "== numerical check on the GPU"
 expect_exit 0 "check passes on a sound run" -- "$gflow" run workflows/wave2d.yaml --backend gpu --quiet \
@@ -130,6 +158,81 @@ else
   echo "   mpirun not found: skipped"
 fi
 
+echo "== seeing a run on the GPU"
+# the image task: the GPU run draws the CPU run's pictures, bit for bit
+expect_exit 0 "pictures on the CPU" -- "$gflow" run tests/integration/image.yaml --backend cpu --quiet --out "$tmp/im-cpu"
+expect_exit 0 "pictures on the GPU" -- "$gflow" run tests/integration/image.yaml --backend gpu --quiet --out "$tmp/im-gpu"
+pictures=$(cd "$tmp/im-cpu" && ls ./*.png | sed 's|^\./||')
+[ "$(echo "$pictures" | wc -w)" -eq 5 ] && pass || fail "pictures: $pictures"
+for f in $pictures; do cmp -s "$tmp/im-cpu/$f" "$tmp/im-gpu/$f" && pass || fail "$f differs between CPU and GPU"; done
+# --timing times one in 16 instances of each task and scales up
+expect_exit 0 "--timing" -- "$gflow" run workflows/wave2d.yaml --backend gpu --timing --out "$tmp/timing"
+expect_contains "$err" "busy times: measured on 1 in 16 instances of each task" "the report says it sampled"
+grep -q '"name": "step", "kind": "kernel", "count": 640, "timed": 40, "busy_ms": [0-9]' "$tmp/timing/timings.json" &&
+  pass || fail "step: 40 of 640 timed: $(grep '"step"' "$tmp/timing/timings.json")"
+echo "   $(grep -m1 '^  step ' <<<"$err")"
+# a trace of steps 100..109: each launch and copy once with its arguments, counters
+expect_exit 0 "--trace" -- "$gflow" run workflows/wave2d.yaml --backend gpu --quiet --out "$tmp/trace" \
+  --trace "$tmp/trace.json" --trace-steps 100:110
+python3 - "$tmp/trace.json" <<'PY' >"$tmp/trace.txt" && pass || fail "the GPU trace: $(cat "$tmp/trace.txt")"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+tracks = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+x = [e for e in events if e["ph"] == "X" and 100 <= e["args"]["step"] < 110]
+launches = sorted(e["args"]["step"] for e in x if e["cat"] == "launch" and tracks[e["tid"]] == "compute" and "amplitude" in e["args"] and e["args"].get("dt", 0) > 0)
+copies = sorted(e["args"]["step"] for e in x if e["cat"] == "copy" and tracks[e["tid"]].startswith("io["))
+counters = {e["name"] for e in events if e["ph"] == "C"}
+ok = launches == list(range(100, 110)) and copies == list(range(100, 110)) and {"memory held: device", "memory held: pinned", "output staging buffers in use"} <= counters
+print(f"launches {launches}, copies {copies}, counters {sorted(counters)}")
+sys.exit(0 if ok else 1)
+PY
+# NVTX: a range per launch and copy, named by its task, the step its payload
+# (an injection library counts them: no Nsight Systems needed)
+if [ -f "$bin/libnvtx_count.so" ]; then
+  expect_exit 0 "NVTX ranges" -- env NVTX_INJECTION64_PATH="$(realpath "$bin/libnvtx_count.so")" \
+    "$gflow" run workflows/wave2d.yaml --backend gpu --quiet --out "$tmp/nvtx"
+  expect_contains "$err" "nvtx_count: domain gflow: step 640 ranges (payload 0..639)" "a range per launch"
+  expect_contains "$err" "nvtx_count: domain gflow: snapshot 637 ranges (payload 2..638)" "a range per copy"
+  expect_contains "$err" "nvtx_count: 0 unbalanced, 0 unregistered" "ranges closed, names registered"
+fi
+echo "== checkpoint and restart on the GPU"
+# 8192^2 x 6000 steps (a few seconds), a plane every 1000 steps, a checkpoint
+# every 1500: long enough to be killed after a checkpoint or signalled.
+ck=("$gflow" run workflows/wave2d.yaml --backend gpu --quiet --set 'grid.shape=[8192,8192]'
+  --set loop.steps=6000 --set 'loop.tasks.1.when=n % 1000 == 2'
+  --set 'loop.tasks.1.output.plane=n // 1000' --set loop.tasks.1.output.planes=6
+  --set checkpoint.every=1500)
+expect_exit 0 "checkpointed run, uninterrupted" -- "${ck[@]}" --out "$tmp/ck-ref"
+for schedule in sync streams events auto; do
+  dir=$tmp/ck-kill-$schedule
+  "${ck[@]}" --set schedule=$schedule --out "$dir" 2>"$dir.err" &
+  pid=$!
+  if wait_for "$dir/checkpoint/checkpoint.txt" 120; then
+    kill -s KILL "$pid"
+    wait "$pid" 2>/dev/null
+    step=$(sed -n 's/^step //p' "$dir/checkpoint/checkpoint.txt")
+    expect_exit 0 "$schedule: restart after SIGKILL at step $step" -- \
+      "${ck[@]}" --set schedule=$schedule --restart "$dir"
+    cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && pass ||
+      fail "$schedule: killed at step $step and restarted: array_out.dat differs"
+    echo "   $schedule: killed after the checkpoint at step $step, restarted: $(cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && echo bit-identical || echo DIFFERS)"
+  else
+    fail "$schedule: no checkpoint appeared: $(cat "$dir.err")"
+  fi
+  rm -rf "$dir"
+done
+dir=$tmp/ck-usr1
+"${ck[@]}" --out "$dir" 2>"$dir.err" &
+pid=$!
+wait_for "$dir/.array_out.dat.partial*" && sleep 1
+kill -s USR1 "$pid"
+wait "$pid" && status=0 || status=$?
+[ "$status" -eq 75 ] && pass || fail "SIGUSR1: exit $status, expected 75: $(cat "$dir.err")"
+expect_exit 0 "restart after SIGUSR1" -- "${ck[@]}" --restart "$dir"
+cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && pass || fail "SIGUSR1, restarted: array_out.dat differs"
+echo "   SIGUSR1: $(grep -m1 -o 'checkpointed at step [0-9]*' "$dir.err"), restarted: $(cmp -s "$dir/array_out.dat" "$tmp/ck-ref/array_out.dat" && echo bit-identical || echo DIFFERS)"
+rm -rf "$dir" "$tmp/ck-ref"
+
 echo "== faults"
 expect_exit 70 "out of device memory" -- "$gflow" run workflows/wave2d.yaml --backend gpu \
   --set 'grid.shape=[300000,300000]' --out "$tmp/oom"
@@ -148,6 +251,18 @@ if [ -f "$plugin" ]; then
   expect_contains "$err" "gflow: --backend gpu cannot run here: kernel heat2d (task 'diffuse') has no GPU implementation" "forced gpu names the kernel"
   [ ! -e "$tmp/heat" ] && pass || fail "forced gpu with heat2d created its output folder"
   echo "   $(echo "$err" | head -1)"
+fi
+sponge=$(dirname "$bin")/plugins/gflow_sponge.so
+if [ -f "$sponge" ]; then
+  echo "== the example GPU plugin (sponge)"
+  expect_exit 0 "sponge on the GPU" -- "$gflow" run plugins/sponge.yaml --plugin "$sponge" \
+    --backend gpu --quiet --out "$tmp/sponge-gpu"
+  expect_exit 0 "sponge on the CPU" -- "$gflow" run plugins/sponge.yaml --plugin "$sponge" \
+    --backend cpu --quiet --out "$tmp/sponge-cpu"
+  # exp() of the GPU's math library and of glibc may differ in the last bit.
+  "$bin/compare_raw" "$tmp/sponge-gpu/final.dat" "$tmp/sponge-cpu/final.dat" 65536 1e-4 >"$tmp/cmp" &&
+    pass || fail "sponge GPU vs CPU: $(cat "$tmp/cmp")"
+  echo "   GPU vs CPU: $(head -1 "$tmp/cmp")"
 fi
 expect_exit 70 "a device that does not exist" -- "$gflow" run workflows/wave2d.yaml --backend gpu --device 99 --out "$tmp/nodev"
 echo "   $(echo "$err" | head -1)"

@@ -36,14 +36,34 @@ build() {
   echo ok
 }
 step() { printf '%-60s' "$1"; }
+# plugin_outside BUILD GPU_COMPILER FLAGS_OPTION LIBS_OPTION: the README's one
+# line for a plugin with a GPU launcher (plugins/sponge.*), with BUILD's
+# gflow-config; the result must export gflow_plugin and define the launcher.
+plugin_outside() {
+  local config=$work/$1/gflow-config dir=$work/$1-plugin log=$work/$1-plugin.log
+  mkdir -p "$dir"
+  # shellcheck disable=SC2046
+  if ! { "$2" $("$config" "$3") -c plugins/sponge.hip -o "$dir/sponge_gpu.o" &&
+    cc -O2 -Werror -Wall -Wextra -DSPONGE_GPU $("$config" --cflags) plugins/sponge.c "$dir/sponge_gpu.o" \
+      $("$config" --libs "$4") -o "$dir/sponge.so" &&
+    nm -D "$dir/sponge.so" >"$dir/dynamic.txt" && grep -q ' D gflow_plugin$' "$dir/dynamic.txt" &&
+    nm "$dir/sponge.so" >"$dir/symbols.txt" && grep -q ' sponge_launch_gpu$' "$dir/symbols.txt"; } >"$log" 2>&1; then
+    echo FAILED
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+  echo ok
+}
 
 step "C, no GPU support: gflow, test_backend_gpu"
 build nogpu gflow test_backend_gpu -- -DGFLOW_GPU=OFF
 
 if [[ $which == all || $which == cuda ]]; then
-  step "NVIDIA (CUDA $("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_90): gflow, test_backend_gpu, bench"
-  build cuda gflow test_backend_gpu bench -- -DGFLOW_GPU=CUDA -DCMAKE_CUDA_COMPILER="$NVCC" \
+  step "NVIDIA (CUDA $("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_90): gflow, GPU test, bench, nvtx, sponge"
+  build cuda gflow test_backend_gpu bench nvtx_count gflow_sponge -- -DGFLOW_GPU=CUDA -DCMAKE_CUDA_COMPILER="$NVCC" \
     -DCMAKE_CUDA_ARCHITECTURES=90-real
+  step "NVIDIA: the GPU plugin outside the tree (gflow-config)"
+  plugin_outside cuda "$NVCC" --nvcc-flags --cuda-libs
 fi
 
 if [[ $which == all || $which == hip ]]; then
@@ -51,8 +71,10 @@ if [[ $which == all || $which == hip ]]; then
     echo "hipcc not found (apt-get install hipcc libamdhip64-dev)" >&2
     exit 1
   fi
-  step "AMD (hipcc, gfx90a): gflow, test_backend_gpu, bench"
-  build hip gflow test_backend_gpu bench -- -DGFLOW_GPU=HIP -DGFLOW_HIPCC="$(command -v "$HIPCC")" \
+  step "AMD (hipcc, gfx90a): gflow, GPU test, bench, sponge"
+  build hip gflow test_backend_gpu bench gflow_sponge -- -DGFLOW_GPU=HIP -DGFLOW_HIPCC="$(command -v "$HIPCC")" \
     -DGFLOW_HIP_ARCH=gfx90a
+  step "AMD: the GPU plugin outside the tree (gflow-config)"
+  HCC_AMDGPU_TARGET=gfx90a plugin_outside hip "$HIPCC" --hipcc-flags --hip-libs
 fi
 echo "compile check passed"

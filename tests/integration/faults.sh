@@ -243,6 +243,15 @@ if in_small_fs "$tmp/small" true; then
     "--force on a small file system"
   expect_exit 0 "outputs that fit" -- in_small_fs "$tmp/small" "$gflow" "${small[@]}" \
     --out "$tmp/small/wave2d"
+  # 1 MiB of output fits; two checkpoints of 6 MiB of fields do not.
+  one_plane=(run "$wave" --backend cpu --quiet --set 'grid.shape=[512,512]' --set loop.steps=10
+    --set loop.tasks.1.output.planes=1 --set loop.tasks.1.output.plane=0 --set 'loop.tasks.1.when=n == 2')
+  expect_exit 0 "outputs that fit, no checkpoints" -- in_small_fs "$tmp/small" "$gflow" "${one_plane[@]}" \
+    --out "$tmp/small/one"
+  expect_exit 73 "checkpoints larger than the free space" -- in_small_fs "$tmp/small" "$gflow" \
+    "${one_plane[@]}" --set checkpoint.every=5 --out "$tmp/small/one"
+  expect_last_line "gflow: outputs need 13.0 MiB in $tmp/small/one/, 4.0 MiB are free; free space or pass --force" \
+    "checkpoints larger than the free space"
 else
   echo "faults.sh: no tmpfs could be mounted (not root, no user namespaces): free space not tested" >&2
 fi

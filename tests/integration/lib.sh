@@ -27,6 +27,18 @@ expect_contains() {
   if grep -qF -- "$2" <<<"$1"; then pass; else fail "$3: missing '$2' in: $1"; fi
 }
 
+# wait_for PATTERN [SECONDS]: waits until a file matches PATTERN (a glob)
+# while the background job $pid runs (at most SECONDS, default 60); fails
+# when none appears.
+wait_for() {
+  for _ in $(seq $((${2:-60} * 10))); do
+    compgen -G "$1" >/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  compgen -G "$1" >/dev/null
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

@@ -3,8 +3,14 @@
 # munged and a one-node cluster (slurmctld + slurmd) on this machine from a
 # config written to a temporary folder, submits a 4-point sweep as a job
 # array, waits for it (bounded), and checks that every point completed with
-# outputs bit-identical to running the same point directly. The daemons are
-# stopped by their process ids on exit, whatever happens.
+# outputs bit-identical to running the same point directly. Then it submits
+# scripts/slurm/run.sbatch itself, sends its batch shell SIGUSR1 as Slurm does
+# before a time limit (scancel --signal=USR1 --batch): gflow checkpoints, the
+# job requeues itself, the requeued run continues from the checkpoint and its
+# outputs are bit-identical to a direct run. Last, scripts/slurm/mpi.sbatch
+# runs a blur over 2 ranks through srun --mpi=pmix, its output bit-identical
+# to one process's. The daemons are stopped by their
+# process ids on exit, whatever happens.
 #
 # Needs root (slurmd runs jobs as their user) and the Debian packages
 # slurm-wlm and munge; scripts/test.sh runs it as a stage of its own.
@@ -123,5 +129,58 @@ for dir in sweeps/cluster/p*/; do
   cmp -s "$dir/array_out.dat" "direct/${dir##*/}/array_out.dat" && pass ||
     fail "$dir differs from the direct run"
 done
-echo "slurm.sh: cluster up, sweep run and checked in $((SECONDS - start)) s"
+# ---- restart after a time limit: run.sbatch, SIGUSR1, requeue ----------------------
+# The template as a user submits it, less its GPU line, on a run long enough
+# to be signalled in the middle (192 x 192, 480 steps).
+sets="--set schedule=events --set 'grid.shape=[192,192]'"
+sed -e '/--gpus-per-task/d' -e "s|--set schedule=events|$sets|" \
+  "$repo/scripts/slurm/run.sbatch" >run.sbatch
+export GFLOW=$gflow WORKFLOW=$repo/workflows/wave2d.yaml
+expect_exit 0 "submit run.sbatch" -- sbatch --parsable --cpus-per-task=1 run.sbatch
+job=$out
+deadline=$((SECONDS + 120))
+until compgen -G "out/$job/.array_out.dat.partial*" >/dev/null || [ $SECONDS -ge $deadline ]; do
+  sleep 0.1
+done
+sleep 0.3
+scancel --signal=USR1 --batch "$job" && pass || fail "scancel --signal=USR1 --batch $job"
+# Slurm holds a requeued job about two minutes (reason BeginTime): begin now.
+deadline=$((SECONDS + 60))
+until [ -n "$(squeue -h -j "$job" -t PD 2>/dev/null)" ] || [ $SECONDS -ge $deadline ]; do sleep 0.2; done
+[ -n "$(squeue -h -j "$job" -t PD 2>/dev/null)" ] && pass || fail "job $job was not requeued"
+scontrol update JobId="$job" StartTime=now
+deadline=$((SECONDS + 240))
+while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] && [ $SECONDS -lt $deadline ]; do sleep 1; done
+[ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && pass || fail "job $job still queued after 240 s"
+log=$(cat "gflow-$job.out" 2>/dev/null)
+expect_contains "$log" "gflow: checkpointed at step " "run.sbatch: gflow checkpointed"
+expect_contains "$log" "gflow checkpointed; requeueing job $job" "run.sbatch: requeued"
+expect_contains "$log" "restarted from the checkpoint at step " "run.sbatch: the requeued run restarted"
+expect_contains "$(cat "out/$job/run.json" 2>/dev/null)" '"complete": true' "run.sbatch: complete"
+"$gflow" run "$WORKFLOW" --set schedule=events --set 'grid.shape=[192,192]' --out direct-run --quiet \
+  2>/dev/null
+cmp -s "out/$job/array_out.dat" direct-run/array_out.dat && pass ||
+  fail "run.sbatch: the checkpointed and requeued job's outputs differ from a direct run; log: $log"
+# ---- an MPI job: scripts/slurm/mpi.sbatch, srun --mpi=pmix, 2 ranks -------------------
+# The template less its GPU and node lines, on the small blur split over two
+# ranks: one output, bit-identical to one process's.
+if command -v mpirun >/dev/null; then
+  sed -e '/--gpus-per-task/d' -e '/--nodes=/d' -e 's/--ntasks-per-node=4/--ntasks=2/' \
+    -e 's/--cpus-per-task=8/--cpus-per-task=1/' "$repo/scripts/slurm/mpi.sbatch" >mpi.sbatch
+  # ranks started by srun: Open MPI keeps thousands of allocations to exit,
+  # which LeakSanitizer would take minutes to list
+  export WORKFLOW=$repo/tests/mpi/blur.yaml ASAN_OPTIONS=detect_leaks=0 OMP_NUM_THREADS=1
+  expect_exit 0 "submit mpi.sbatch" -- sbatch --parsable mpi.sbatch
+  job=$out
+  deadline=$((SECONDS + 120))
+  while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] && [ $SECONDS -lt $deadline ]; do sleep 1; done
+  [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && pass || fail "MPI job $job still queued after 120 s"
+  log=$(cat "gflow-mpi-$job.out" 2>/dev/null)
+  expect_contains "$(cat "out/$job/timings.json" 2>/dev/null)" '"ranks": 2' "srun --mpi=pmix: 2 ranks ($log)"
+  "$gflow" run "$WORKFLOW" --out direct-blur --quiet 2>/dev/null
+  cmp -s "out/$job/x.dat" direct-blur/x.dat && pass ||
+    fail "the MPI job's output differs from one process's; log: $log"
+  unset ASAN_OPTIONS OMP_NUM_THREADS
+fi
+echo "slurm.sh: cluster up, sweep, checkpointed and MPI jobs run and checked in $((SECONDS - start)) s"
 finish

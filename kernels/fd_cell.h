@@ -1,0 +1,72 @@
+/* fd_cell.h - the per-cell math of the wave, heat and stencil kernels for
+ * one element type, included by fd.h with GF_FD_T the type and GF_FD(name)
+ * the name with its suffix (_f32 or _f64). No include guard: fd.h includes
+ * it once per type.
+ *
+ * A launcher calls these with `ndim` and `radius` known at the call (a
+ * template argument, or a literal in a specialised loop), so the loops
+ * below unroll; the sums run in the order written, on the CPU and the GPU
+ * alike. */
+
+/* The Laplacian's weights for one launch: the cell's own, and along each
+ * axis the weight of the two cells k away (k = 1..radius), the second
+ * difference's coefficients over dx^2 times `scale`. */
+typedef struct GF_FD(gf_fd_lap) {
+  GF_FD_T center;
+  GF_FD_T w[GF_MAX_DIMS][GF_FD_MAX_RADIUS + 1];
+} GF_FD(gf_fd_lap);
+
+static inline GF_FD(gf_fd_lap) GF_FD(gf_fd_lap_of)(const gf_array *a, int radius, double scale) {
+  GF_FD(gf_fd_lap) L;
+  double center = 0;
+  for (int d = 0; d < GF_MAX_DIMS; d++)
+    for (int k = 0; k <= GF_FD_MAX_RADIUS; k++) L.w[d][k] = 0;
+  for (int d = 0; d < a->ndim; d++) {
+    double inv = scale / (a->spacing[d] * a->spacing[d]);
+    center += gf_fd2_coeff(radius, 0) * inv;
+    for (int k = 1; k <= radius; k++) L.w[d][k] = (GF_FD_T)(gf_fd2_coeff(radius, k) * inv);
+  }
+  L.center = (GF_FD_T)center;
+  return L;
+}
+
+/* scale * Laplacian of u at element `o`:
+ *   center*u[o] + sum over axes d, then k = 1..radius, of w[d][k]*(u[o+k s_d] + u[o-k s_d]). */
+GF_HD GF_FD_T GF_FD(gf_fd_laplacian)(const GF_FD_T *u, int64_t o, int ndim, int radius,
+                                     gf_fd_geom g, GF_FD(gf_fd_lap) L) {
+  GF_FD_T sum = L.center * u[o];
+  for (int d = 0; d < ndim; d++) {
+    const int64_t s = g.stride[d];
+    for (int k = 1; k <= radius; k++) sum += L.w[d][k] * (u[o + k * s] + u[o - k * s]);
+  }
+  return sum;
+}
+
+/* Acoustic wave, leapfrog in time: U2 = 2 U1 - U0 + dt^2 V^2 lap(U1), with L
+ * the Laplacian's weights at scale 1 and dt2 = dt^2. */
+GF_HD GF_FD_T GF_FD(gf_fd_wave_cell)(const GF_FD_T *U0, const GF_FD_T *U1, const GF_FD_T *V,
+                                     int64_t o, int ndim, int radius, gf_fd_geom g,
+                                     GF_FD(gf_fd_lap) L, GF_FD_T dt2) {
+  const GF_FD_T v = V[o];
+  return (2 * U1[o] - U0[o]) + (dt2 * v * v) * GF_FD(gf_fd_laplacian)(U1, o, ndim, radius, g, L);
+}
+
+/* Explicit diffusion: T1 = T0 + alpha dt lap(T0), with L the Laplacian's
+ * weights at scale alpha*dt. */
+GF_HD GF_FD_T GF_FD(gf_fd_heat_cell)(const GF_FD_T *T0, int64_t o, int ndim, int radius,
+                                     gf_fd_geom g, GF_FD(gf_fd_lap) L) {
+  return T0[o] + GF_FD(gf_fd_laplacian)(T0, o, ndim, radius, g, L);
+}
+
+/* The forcing's spatial part at a cell: x + amplitude * pattern. */
+GF_HD GF_FD_T GF_FD(gf_fd_force)(GF_FD_T x, GF_FD_T amplitude, GF_FD_T pattern) {
+  return x + amplitude * pattern;
+}
+
+/* One input's share of a declared stencil at element `o`: `acc` plus
+ * coef[t] * u[o + offset[t]] for t = 0..ntaps-1, in that order. */
+GF_HD GF_FD_T GF_FD(gf_fd_taps)(GF_FD_T acc, const GF_FD_T *u, int64_t o, int ntaps,
+                                const int64_t *offset, const GF_FD_T *coef) {
+  for (int t = 0; t < ntaps; t++) acc += coef[t] * u[o + offset[t]];
+  return acc;
+}

@@ -1,0 +1,136 @@
+/* stencil.c - `stencil`: parameter table, checks and the CPU loop. */
+#include "stencil.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "builtin.h"
+
+static int stencil_check(const void *args, char *why, size_t why_size) {
+  const gf_stencil_args *a = args;
+  const gf_array *fields[1 + GF_STENCIL_INPUTS] = {&a->out};
+  const char *names[1 + GF_STENCIL_INPUTS] = {"out", "in0", "in1", "in2", "in3"};
+  int optional[1 + GF_STENCIL_INPUTS] = {0, 0, 1, 1, 1};
+  int reach = 0;
+  for (int i = 0; i < GF_STENCIL_INPUTS; i++) {
+    fields[1 + i] = &a->in[i];
+    int given = a->in[i].ndim != 0;
+    if (given != (a->taps[i].count != 0)) {
+      snprintf(why, why_size, given ? "in%d has no taps%d" : "taps%d is given without in%d", i, i);
+      return 1;
+    }
+    if (a->taps[i].count > GF_STENCIL_MAX_TAPS) {
+      snprintf(why, why_size, "taps%d has %lld taps, at most %d", i, (long long)a->taps[i].count,
+               GF_STENCIL_MAX_TAPS);
+      return 1;
+    }
+    for (int64_t t = 0; t < a->taps[i].count; t++)
+      for (int d = 0; d < GF_MAX_DIMS; d++) {
+        int64_t o = llabs(a->taps[i].point[t].at[d]);
+        if (o > reach) reach = o > 1000000 ? 1000000 : (int)o;
+      }
+  }
+  return gf_fd_check_fields("stencil", fields, names, optional, 1 + GF_STENCIL_INPUTS, reach, why,
+                            why_size);
+}
+
+static int64_t stencil_points(const void *args) {
+  return gf_fd_box_points(((const gf_stencil_args *)args)->box);
+}
+
+/* A row in pieces of kPiece cells, the taps outermost: each pass over a
+ * piece adds four taps (then one at a time) to every cell's sum, which
+ * vectorises; every cell's sum still takes its terms in the order of
+ * gf_fd_taps on the GPU. */
+enum { kPiece = 512 };
+#define STENCIL_ROW(T, S)                                                               \
+  GF_CPU_CLONES static void stencil_row_##S(const void *ctx, int64_t o, int64_t len) {  \
+    const gf_stencil_plan_##S *p = ctx;                                                 \
+    T acc[kPiece];                                                                      \
+    for (int64_t first = o; first < o + len; first += kPiece) {                         \
+      const int64_t n = o + len - first < kPiece ? o + len - first : kPiece;            \
+      for (int64_t j = 0; j < n; j++) acc[j] = 0;                                       \
+      for (int i = 0; i < p->ninputs; i++) {                                            \
+        const T *restrict u = p->in[i] + first;                                         \
+        int t = 0;                                                                      \
+        for (; t + 4 <= p->ntaps[i]; t += 4)                                            \
+          for (int64_t j = 0; j < n; j++)                                               \
+            acc[j] = gf_fd_taps_##S(acc[j], u, j, 4, &p->offset[i][t], &p->coef[i][t]); \
+        for (; t < p->ntaps[i]; t++)                                                    \
+          for (int64_t j = 0; j < n; j++)                                               \
+            acc[j] = gf_fd_taps_##S(acc[j], u, j, 1, &p->offset[i][t], &p->coef[i][t]); \
+      }                                                                                 \
+      T *restrict out = p->out + first;                                                 \
+      for (int64_t j = 0; j < n; j++) out[j] = acc[j];                                  \
+    }                                                                                   \
+  }
+STENCIL_ROW(float, f32)
+STENCIL_ROW(double, f64)
+
+static void stencil_run_cpu(const void *args) {
+  const gf_stencil_args *a = args;
+  gf_fd_rows rows = gf_fd_rows_of(&a->out, a->box);
+  if (a->out.dtype == GF_F64) {
+    gf_stencil_plan_f64 p = gf_stencil_plan_of_f64(a);
+    gf_fd_for_rows(rows, stencil_row_f64, &p);
+  } else {
+    gf_stencil_plan_f32 p = gf_stencil_plan_of_f32(a);
+    gf_fd_for_rows(rows, stencil_row_f32, &p);
+  }
+}
+
+#define F32_F64 ((1u << GF_F32) | (1u << GF_F64))
+#define STENCIL_INPUT(i, required)                                                                \
+  {"in" #i,                                                                                       \
+   GF_PARAM_ARRAY,                                                                                \
+   GF_ACCESS_READ,                                                                                \
+   F32_F64,                                                                                       \
+   offsetof(gf_stencil_args, in[i]),                                                              \
+   required,                                                                                      \
+   0,                                                                                             \
+   0,                                                                                             \
+   0,                                                                                             \
+   "input field " #i},                                                                            \
+  {                                                                                               \
+    "taps" #i, GF_PARAM_TAPS, GF_ACCESS_NONE, 0, offsetof(gf_stencil_args, taps[i]), required, 0, \
+        0, 0, "in" #i "'s taps: [[o0, o1, c], ...], {laplacian: ORDER, times: X}, ..."            \
+  }
+
+static const gf_param stencil_params[] = {
+    {"out", GF_PARAM_ARRAY, GF_ACCESS_WRITE | GF_ACCESS_INTERIOR, F32_F64,
+     offsetof(gf_stencil_args, out), 1, 0, 0, 0,
+     "field written (its outer halo ring is never written)"},
+    STENCIL_INPUT(0, 1),
+    STENCIL_INPUT(1, 0),
+    STENCIL_INPUT(2, 0),
+    STENCIL_INPUT(3, 0),
+    {"box", GF_PARAM_BOX, GF_ACCESS_NONE, 0, offsetof(gf_stencil_args, box), 0, 0, 0, 0,
+     "cells this launch updates"},
+    {NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+};
+
+const gf_kernel gf_kernel_stencil = {
+    .name = "stencil",
+    .help =
+        "a linear stencil declared in the workflow, on 1 to 4 input fields, 1-D to 3-D, f32|f64",
+    .params = stencil_params,
+    .args_size = sizeof(gf_stencil_args),
+    .check = stencil_check,
+    .points = stencil_points,
+    .bytes_per_point = 8.0, /* one input, f32: read it, write out; +4 per further input */
+    .run_cpu = stencil_run_cpu,
+    .launch_gpu = GF_GPU_LAUNCHER(gf_stencil_launch_gpu),
+    .stable = NULL,
+    .equation =
+        "out = sum over i of sum over (offset, c) in taps<i>: c * in<i>[cell + offset]\n"
+        "summed in that order, from 0; a tap is [o0, o1, c] (one offset per grid axis),\n"
+        "or a named operator expanded with the grid's spacing and summed into the taps:\n"
+        "  {laplacian: ORDER, times: X}: X * central second differences over dx^2\n"
+        "  {derivative: ORDER, axis: D, times: X}: X * central d/dx_D (ORDER 2, 4, 8)\n"
+        "flops per point: 2 per tap",
+    .boundary =
+        "updates the cells at least grid.halo from every edge (grid.halo >= the "
+        "largest |offset|); the halo ring is never written and keeps its values",
+    .flops_per_point = 10.0, /* a 2-D 5-point stencil */
+};

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# kernels.sh - every built-in kernel (wave, heat, stencil) at a large size,
+# against a baseline measured in the same run, best of REPEAT runs each
+# (default 3). The workflows come from scripts/bench/kernel-workflow.sh.
+#   --gpu   (binaries from scripts/gpu/build-nvidia.sh in .device/bin, or
+#           BIN=DIR): effective bandwidth, GPts/s times the bytes a point
+#           moves (wave 4 values, heat and the stencil 2: 16 and 8 B in f32,
+#           twice in f64), as a fraction of the device-to-device copy
+#           (copy_bw) measured first. 1-D 2^26, 2-D 8192^2, 3-D 400^3 cells.
+#   --cpu [BUILD_DIR (default build)]: GPts/s against a plain C + OpenMP
+#           loop of the same scheme (scripts/bench/kernels_omp.c; the
+#           stencil, a declared heat scheme, against the heat loop), on all
+#           cores. 1-D 2^22, 2-D 2048^2, 3-D 160^3 cells.
+# Usage: scripts/bench/kernels.sh --gpu | --cpu [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mode=${1:-}
+repeat=${REPEAT:-3}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gflow-kernels-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+json() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
+high() { sort -g | tail -1; }
+calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+
+# gflow_gpts GFLOW BACKEND KERNEL DTYPE ORDER SHAPE STEPS: best GPts/s of REPEAT runs
+gflow_gpts() {
+  scripts/bench/kernel-workflow.sh "$3" "$4" "$5" "$6" "$7" --bench >"$tmp/w.yaml"
+  for _ in $(seq "$repeat"); do
+    rm -rf "$tmp/o"
+    if "$1" run "$tmp/w.yaml" --backend "$2" --quiet --out "$tmp/o" 2>"$tmp/err"; then
+      json "$tmp/o/timings.json" gpts_per_s
+    else
+      cat "$tmp/err" >&2
+      echo nan
+    fi
+  done | high
+}
+
+# The variants measured: KERNEL:DTYPE:ORDER:NDIM.
+variants() {
+  for kernel in wave heat stencil; do
+    for ndim in 1 2 3; do
+      for order in 2 4 8; do echo "$kernel:f32:$order:$ndim"; done
+    done
+    echo "$kernel:f64:4:2"
+    echo "$kernel:f64:8:3"
+  done
+}
+values_per_point() { [ "$1" = wave ] && echo 4 || echo 2; }
+# The declared stencil is the heat scheme: its GPts/s against heat's, per variant.
+declare -A gpts_of
+stencil_against_heat() {
+  echo
+  echo "the declared stencil against the built-in heat kernel of the same scheme (GPts/s ratio)"
+  for v in $(variants); do
+    IFS=: read -r kernel dtype order ndim <<<"$v"
+    [ "$kernel" = stencil ] && [ -n "${gpts_of[$v]:-}" ] || continue
+    printf '  %s %s order %s %s-D: %s\n' "$kernel" "$dtype" "$order" "$ndim" \
+      "$(calc "${gpts_of[$v]} / ${gpts_of[heat:$dtype:$order:$ndim]}")"
+  done
+}
+
+case $mode in
+  --gpu)
+    bin=${BIN:-.device/bin}
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
+    copy=$("$bin/copy_bw" | sed -n 's/^device-to-device.*, \([0-9.]*\) GB\/s read+written.*/\1/p')
+    echo "device-to-device copy: $copy GB/s (read + written)"
+    printf '%-8s %-4s %5s %4s %-12s %10s %10s %9s\n' kernel type order dims grid "GPts/s" "GB/s" "of copy"
+    for v in $(variants); do
+      IFS=: read -r kernel dtype order ndim <<<"$v"
+      shape=$(echo "67108864 8192,8192 400,400,400" | cut -d' ' -f"$ndim")
+      gpts=$(gflow_gpts "$bin/gflow" gpu "$kernel" "$dtype" "$order" "$shape" 200)
+      gpts_of[$v]=$gpts
+      [ "$dtype" = f64 ] && bytes=$(($(values_per_point "$kernel") * 8)) || bytes=$(($(values_per_point "$kernel") * 4))
+      gbs=$(calc "$gpts * $bytes")
+      printf '%-8s %-4s %5s %4s %-12s %10.2f %10.1f %9.3f\n' "$kernel" "$dtype" "$order" "$ndim" \
+        "$shape" "$gpts" "$gbs" "$(calc "$gbs / $copy")"
+    done
+    stencil_against_heat
+    ;;
+  --cpu)
+    build=${2:-build}
+    [ -x "$build/gflow" ] || { echo "no $build/gflow: run scripts/setup.sh first" >&2; exit 1; }
+    cc -O3 -march=native -fopenmp -std=c11 scripts/bench/kernels_omp.c -o "$tmp/kernels_omp"
+    echo "CPU: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+    printf '%-8s %-4s %5s %4s %-14s %12s %12s %7s\n' kernel type order dims grid "loop GPts/s" \
+      "gflow GPts/s" ratio
+    for v in $(variants); do
+      IFS=: read -r kernel dtype order ndim <<<"$v"
+      [ "$dtype" = f32 ] || continue # the plain loops are f32
+      shape=$(echo "4194304 2048,2048 160,160,160" | cut -d' ' -f"$ndim")
+      scheme=$([ "$kernel" = wave ] && echo wave || echo heat)
+      # shellcheck disable=SC2046
+      loop=$(for _ in $(seq "$repeat"); do
+        "$tmp/kernels_omp" "$scheme" "$order" 20 $(echo "$shape" | tr , ' ') | awk '{print $3}'
+      done | high)
+      flow=$(gflow_gpts "$build/gflow" cpu "$kernel" "$dtype" "$order" "$shape" 20)
+      gpts_of[$v]=$flow
+      printf '%-8s %-4s %5s %4s %-14s %12.4f %12.4f %7.3f\n' "$kernel" "$dtype" "$order" "$ndim" \
+        "$shape" "$loop" "$flow" "$(calc "$flow / $loop")"
+    done
+    stencil_against_heat
+    ;;
+  *)
+    echo "usage: scripts/bench/kernels.sh --gpu | --cpu [BUILD_DIR]" >&2
+    exit 64
+    ;;
+esac

@@ -9,7 +9,8 @@
 #  - workflows/wave2d_scratch.yaml (a kernel's work array and snapshot pack
 #    buffers as scratch fields) writes the seed's bits under every schedule,
 #    like workflows/wave2d.yaml and like itself preallocated;
-#  - the pool's statistics in timings.json.
+#  - the pool's statistics in timings.json;
+#  - a run with scratch fields killed after a checkpoint and restarted.
 #   scratch.sh GFLOW REPO
 set -uo pipefail
 gflow=$1
@@ -78,6 +79,23 @@ expect_exit 0 "wave2d_scratch, preallocated" -- "$gflow" run "$repo/workflows/wa
   --backend cpu --quiet --out "$tmp/wp" "${seed[@]}" --set fields.W.scratch=false \
   --set fields.P.scratch=false --set fields.P.ring=5
 same "$tmp/w/array_out.dat" "$tmp/wp/array_out.dat" "wave2d_scratch preallocated"
+# A checkpoint keeps no scratch field (none outlives a step): a run killed
+# after one and restarted writes the uninterrupted run's bits.
+ck=(--backend cpu --quiet --set 'grid.shape=[192,192]' --set checkpoint.every=40)
+expect_exit 0 "wave2d, 192^2" -- "$gflow" run "$repo/workflows/wave2d.yaml" --backend cpu --quiet \
+  --out "$tmp/w192" --set 'grid.shape=[192,192]'
+"$gflow" run "$repo/workflows/wave2d_scratch.yaml" "${ck[@]}" --out "$tmp/ck" 2>"$tmp/ck.err" &
+pid=$!
+if wait_for "$tmp/ck/checkpoint/checkpoint.txt"; then
+  kill -s KILL "$pid"
+  wait "$pid" 2>/dev/null
+  expect_exit 0 "wave2d_scratch restarted" -- "$gflow" run "$repo/workflows/wave2d_scratch.yaml" \
+    "${ck[@]}" --restart "$tmp/ck"
+  same "$tmp/w192/array_out.dat" "$tmp/ck/array_out.dat" "wave2d_scratch killed after a checkpoint, restarted"
+else
+  fail "wave2d_scratch: no checkpoint appeared: $(cat "$tmp/ck.err")"
+fi
+
 expect_exit 0 "validate wave2d_scratch" -- "$gflow" validate "$repo/workflows/wave2d_scratch.yaml"
 expect_contains "$out" "  scratch   W, P: taken at the first use in each step and given back after the last, from the resource-aware pool" "validate lists the scratch fields"
 expect_exit 0 "validate the race with the naive pool" -- "$gflow" validate "$race" --set memory.pool.strategy=naive

@@ -99,8 +99,10 @@ gf_status gf_comm_create(int *argc, char ***argv, gf_diag *diag, gf_comm **out) 
     MPI_Comm_split_type(comm->world, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &comm->local_rank);
     MPI_Comm_free(&node);
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+#if defined(GFLOW_HIP_ON_CUDA) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
     comm->gpu_aware = MPIX_Query_cuda_support();
+#elif defined(__HIP_PLATFORM_AMD__) && defined(MPIX_ROCM_AWARE_SUPPORT) && MPIX_ROCM_AWARE_SUPPORT
+    comm->gpu_aware = MPIX_Query_rocm_support();
 #endif
     char library[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -353,6 +355,48 @@ void gf_comm_gather(gf_comm *comm, const double *values, int n, double *all) {
 #endif
   (void)comm;
   if (all) memcpy(all, values, (size_t)n * sizeof *values);
+}
+
+char *gf_comm_gather_text(gf_comm *comm, const char *text, const char *separator) {
+#ifdef GFLOW_WITH_MPI
+  if (comm && comm->mpi && comm->size > 1) {
+    int len = (int)strlen(text), *lens = NULL, *at = NULL;
+    char *all = NULL;
+    if (comm->rank == 0) {
+      lens = gf_calloc((size_t)comm->size, sizeof *lens);
+      at = gf_calloc((size_t)comm->size, sizeof *at);
+    }
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm->world);
+    size_t total = 0, sep = strlen(separator);
+    for (int r = 0; lens && r < comm->size; r++) total += (size_t)lens[r] + sep;
+    if (comm->rank == 0 && lens && at) all = gf_malloc(total + 1);
+    char *packed = all ? gf_malloc(total + 1) : NULL;
+    for (int r = 0, off = 0; packed && r < comm->size; off += lens[r], r++) at[r] = off;
+    if (comm->rank == 0 && !packed) { /* the others are sending: no way back */
+      fputs("gflow: out of memory: gathering the ranks' traces\n", stderr);
+      gf_comm_abort(comm, GF_INTERNAL);
+    }
+    MPI_Gatherv(text, len, MPI_CHAR, packed, lens, at, MPI_CHAR, 0, comm->world);
+    if (all && packed) {
+      size_t n = 0;
+      for (int r = 0; r < comm->size; r++) {
+        if (r) memcpy(all + n, separator, sep), n += sep;
+        memcpy(all + n, packed + at[r], (size_t)lens[r]);
+        n += (size_t)lens[r];
+      }
+      all[n] = '\0';
+    } else {
+      free(all);
+      all = NULL;
+    }
+    free(packed);
+    free(lens);
+    free(at);
+    return all;
+  }
+#endif
+  (void)comm, (void)separator;
+  return gf_strdup(text);
 }
 
 int64_t gf_comm_broadcast(gf_comm *comm, int64_t value) {

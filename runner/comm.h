@@ -81,6 +81,9 @@ void gf_comm_max(gf_comm *comm, double *values, int n);
 /* Rank 0's `n` doubles from every rank, into `all` (size * n; rank 0 only,
  * may be NULL elsewhere). */
 void gf_comm_gather(gf_comm *comm, const double *values, int n, double *all);
+/* Every rank's `text` joined with `separator`, in rank order, on rank 0
+ * (the caller frees it); NULL on the other ranks and when out of memory. */
+char *gf_comm_gather_text(gf_comm *comm, const char *text, const char *separator);
 /* Rank 0's value to every rank. */
 int64_t gf_comm_broadcast(gf_comm *comm, int64_t value);
 void gf_comm_barrier(gf_comm *comm);

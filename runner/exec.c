@@ -167,7 +167,11 @@ static gf_status start_trace(run *r, const gf_run_options *options) {
   const char **tasks = gf_calloc((size_t)wf->ntasks + 1, sizeof *tasks);
   char **details = gf_calloc((size_t)wf->ntasks + 1, sizeof *details);
   char process[512];
-  snprintf(process, sizeof process, "gflow %s (%s)", wf->name, r->b->description);
+  if (gf_comm_size(r->comm) > 1)
+    snprintf(process, sizeof process, "gflow %s, rank %d (%s)", wf->name, gf_comm_rank(r->comm),
+             r->b->description);
+  else
+    snprintf(process, sizeof process, "gflow %s (%s)", wf->name, r->b->description);
   for (int s = 0; streams && s < r->nstreams; s++) streams[s] = gf_plan_stream_name(r->plan, s);
   int ok = streams && tasks && details;
   for (int t = 0; ok && t < wf->ntasks; t++) {
@@ -1133,7 +1137,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   }
 
   if (r.trace) { /* the backend is idle: every operation has been reported */
-    gf_status written = gf_trace_write(r.trace, options->trace_path, diag);
+    gf_status written = gf_trace_write(r.trace, options->trace_path, r.comm, diag);
     if (st == GF_OK) st = written;
   }
   gf_writer_destroy(r.writer);

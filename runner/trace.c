@@ -1,6 +1,8 @@
 /* trace.c - the run's timeline as Chrome trace / Perfetto JSON. */
 #include "trace.h"
 
+#include "comm.h"
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -216,8 +218,8 @@ static int is_counter(int kind) {
 }
 
 /* A counter sample: a counter track per memory space, one for staging. */
-static void write_counter(gf_text *j, const gf_op_timing *s, int64_t base) {
-  gf_text_puts(j, ",\n{\"ph\": \"C\", \"pid\": 1, \"name\": ");
+static void write_counter(gf_text *j, int pid, const gf_op_timing *s, int64_t base) {
+  gf_text_printf(j, ",\n{\"ph\": \"C\", \"pid\": %d, \"name\": ", pid);
   if (s->kind == GF_TIMED_MEMORY) {
     char name[64];
     snprintf(name, sizeof name, "memory held: %s", gf_space_name((gf_space)s->tag.stream));
@@ -251,35 +253,31 @@ static void track_name(gf_text *j, int pid, int tid, const char *name, int sort)
   gf_text_printf(j, "\"name\": \"thread_sort_index\", \"args\": {\"sort_index\": %d}}", sort);
 }
 
-gf_status gf_trace_write(gf_trace *t, const char *path, gf_diag *diag) {
-  if (t->out_of_memory) return gf_oom(diag, "recording the trace");
-  int64_t base = INT64_MAX;
-  for (int64_t i = 0; i < t->nslices; i++)
-    if (t->slices[i].start_ns < base) base = t->slices[i].start_ns;
-  if (base == INT64_MAX) base = 0;
+/* This process's events, as process `pid`, times from `base`: JSON objects
+ * separated by ",\n". NULL when out of memory. */
+static char *events_json(gf_trace *t, int pid, int64_t base) {
   gf_text j = {0};
-  gf_text_puts(&j, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"dropped_slices\": ");
-  gf_text_printf(&j, "%" PRId64 "}, \"traceEvents\": [\n", t->dropped);
-  gf_text_puts(&j, "{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", \"args\": {\"name\": ");
+  gf_text_printf(
+      &j, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_name\", \"args\": {\"name\": ", pid);
   gf_text_json(&j, t->process);
   gf_text_puts(&j, "}}");
-  track_name(&j, 1, 1, "host", 0);
-  track_name(&j, 1, 2, "writer thread", t->nstreams + 1);
-  for (int s = 0; s < t->nstreams; s++) track_name(&j, 1, track_of(s), t->streams[s], 1 + s);
+  track_name(&j, pid, 1, "host", 0);
+  track_name(&j, pid, 2, "writer thread", t->nstreams + 1);
+  for (int s = 0; s < t->nstreams; s++) track_name(&j, pid, track_of(s), t->streams[s], 1 + s);
   key_index args_ix = {0};
   if (t->nargs && !build_index(&args_ix, t, t->nargs, args_key)) {
     gf_text_free(&j);
-    return gf_oom(diag, "writing the trace");
+    return NULL;
   }
   for (int64_t i = 0; i < t->nslices; i++) {
     const gf_op_timing *s = &t->slices[i];
     if (is_counter(s->kind)) {
-      write_counter(&j, s, base);
+      write_counter(&j, pid, s, base);
       continue;
     }
     const char *name =
         s->tag.task >= 0 && s->tag.task < t->ntasks ? t->tasks[s->tag.task] : "gflow set-up";
-    gf_text_puts(&j, ",\n{\"ph\": \"X\", \"pid\": 1, \"name\": ");
+    gf_text_printf(&j, ",\n{\"ph\": \"X\", \"pid\": %d, \"name\": ", pid);
     gf_text_json(&j, name);
     gf_text_printf(&j,
                    ", \"cat\": \"%s\", \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"args\": "
@@ -298,22 +296,50 @@ gf_status gf_trace_write(gf_trace *t, const char *path, gf_diag *diag) {
   key_index ix = {0};
   if (t->nflows && !build_index(&ix, t, t->nslices, slice_key)) {
     gf_text_free(&j);
-    return gf_oom(diag, "writing the trace");
+    return NULL;
   }
   for (int64_t i = 0; i < t->nflows; i++) {
     int64_t p = find_key(&ix, t, t->flows[i].producer), c = find_key(&ix, t, t->flows[i].consumer);
     if (p < 0 || c < 0) continue; /* outside the window, or not timed */
     const gf_op_timing *ps = &t->slices[p], *cs = &t->slices[c];
     gf_text_printf(&j,
-                   ",\n{\"ph\": \"s\", \"pid\": 1, \"tid\": %d, \"id\": %" PRId64
+                   ",\n{\"ph\": \"s\", \"pid\": %d, \"tid\": %d, \"id\": %" PRId64
                    ", \"name\": \"event\", \"cat\": \"dependency\", \"ts\": %.3f}",
-                   track_of(ps->tag.stream), i, (double)(ps->end_ns - base) / 1e3 - 0.001);
+                   pid, track_of(ps->tag.stream), i, (double)(ps->end_ns - base) / 1e3 - 0.001);
     gf_text_printf(&j,
-                   ",\n{\"ph\": \"f\", \"bp\": \"e\", \"pid\": 1, \"tid\": %d, \"id\": %" PRId64
+                   ",\n{\"ph\": \"f\", \"bp\": \"e\", \"pid\": %d, \"tid\": %d, \"id\": %" PRId64
                    ", \"name\": \"event\", \"cat\": \"dependency\", \"ts\": %.3f}",
-                   track_of(cs->tag.stream), i, (double)(cs->start_ns - base) / 1e3);
+                   pid, track_of(cs->tag.stream), i, (double)(cs->start_ns - base) / 1e3);
   }
   free(ix.table);
+  return gf_text_take(&j);
+}
+
+gf_status gf_trace_write(gf_trace *t, const char *path, gf_comm *comm, gf_diag *diag) {
+  /* Under MPI each rank is a process of the one file (pid rank + 1), on one
+   * time base, the earliest operation of any rank; rank 0 writes it. */
+  int failed = gf_comm_all(comm, !t->out_of_memory) == 0;
+  int64_t base = INT64_MAX;
+  for (int64_t i = 0; i < t->nslices; i++)
+    if (t->slices[i].start_ns < base) base = t->slices[i].start_ns;
+  double latest = base == INT64_MAX ? -9e18 : -(double)base;
+  gf_comm_max(comm, &latest, 1);
+  base = latest < -8e18 ? 0 : (int64_t)-latest;
+  char *mine = failed ? NULL : events_json(t, gf_comm_rank(comm) + 1, base);
+  failed |= gf_comm_all(comm, mine != NULL) == 0;
+  char *events = NULL;
+  if (!failed) events = gf_comm_gather_text(comm, mine, ",\n");
+  free(mine);
+  if (gf_comm_rank(comm) > 0) return GF_OK;
+  if (failed || !events) {
+    free(events);
+    return gf_oom(diag, t->out_of_memory ? "recording the trace" : "writing the trace");
+  }
+  gf_text j = {0};
+  gf_text_puts(&j, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"dropped_slices\": ");
+  gf_text_printf(&j, "%" PRId64 "}, \"traceEvents\": [\n", t->dropped);
+  gf_text_puts(&j, events);
+  free(events);
   gf_text_puts(&j, "\n]}\n");
   char *json = gf_text_take(&j);
   char *dir = gf_strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;

@@ -59,7 +59,10 @@ void gf_trace_flow(gf_trace *trace, gf_trace_key producer, gf_trace_key consumer
 void gf_trace_launch_args(gf_trace *trace, gf_trace_key key, const gf_kernel *kernel,
                           const void *args);
 
-/* Writes the JSON to `path` atomically. */
-gf_status gf_trace_write(gf_trace *trace, const char *path, gf_diag *diag);
+/* Writes the JSON to `path` atomically. Under MPI (comm of several ranks;
+ * NULL: one process) every rank calls it: each rank is a process of the one
+ * file, and rank 0 writes it. */
+typedef struct gf_comm gf_comm;
+gf_status gf_trace_write(gf_trace *trace, const char *path, gf_comm *comm, gf_diag *diag);
 
 #endif

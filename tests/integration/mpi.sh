@@ -48,7 +48,7 @@ same() { # same WHAT DIR REF: DIR/x.dat is REF's bits
 }
 
 echo "== split over ranks: bit-identical to one process"
-for np in 2 3 4; do
+for np in 1 2 3 4; do
   expect_exit 0 "blur copy on $np ranks" -- mpi $np run $blur --quiet --out "$tmp/copy-$np"
   same "blur copy, $np ranks" "$tmp/copy-$np" "$tmp/one-copy/x.dat"
 done
@@ -78,6 +78,16 @@ same "periodic, decomposition [1, 2] (one rank wraps onto itself)" "$tmp/periodi
 expect_exit 0 "fixed on 3 ranks" -- mpi 3 run $blur --quiet --out "$tmp/fixed-3" \
   --set 'grid.boundary={fixed: 0.5}'
 same "fixed, 3 ranks" "$tmp/fixed-3" "$tmp/one-fixed/x.dat"
+expect_exit 0 "a trace of 2 ranks" -- mpi 2 run $blur --quiet --out "$tmp/traced" --trace "$tmp/trace.json"
+python3 - "$tmp/trace.json" <<'PY' >"$tmp/trace.txt" && pass || fail "the trace of 2 ranks: $(cat "$tmp/trace.txt")"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+launches = {pid: sum(1 for e in events if e["ph"] == "X" and e["pid"] == pid and e["cat"] == "launch") for pid in names}
+print(names, launches)
+ok = sorted(names) == [1, 2] and all(f"rank {p - 1}" in n for p, n in names.items()) and all(launches.values())
+sys.exit(0 if ok else 1)
+PY
 grep -q '"ranks": 4' "$tmp/copy-4/timings.json" && pass || fail "timings.json says 4 ranks"
 grep -q '"per_rank": \[' "$tmp/copy-4/timings.json" && pass || fail "timings.json has per-rank figures"
 grep -q '"shape": \[12, 49, 39\]' "$tmp/copy-4/x.dat.json" && pass ||
@@ -96,6 +106,15 @@ expect_exit 0 "wave2d on 4 ranks (auto, overlap)" -- mpi 4 run "${wave[@]}" --se
   --out "$tmp/wave-auto"
 cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-auto/array_out.dat" && pass ||
   fail "wave2d on 4 ranks under auto differs from one process"
+
+echo "== the built-in kernels split over ranks (3-D, halo 4, point sources, a pattern field)"
+for wf in wave3d heat; do
+  expect_exit 0 "$wf, one process" -- "$gflow" run "workflows/$wf.yaml" --quiet --set schedule=auto \
+    --out "$tmp/$wf-1"
+  expect_exit 0 "$wf on 2 ranks" -- mpi 2 run "workflows/$wf.yaml" --quiet --set schedule=auto \
+    --out "$tmp/$wf-2"
+  cmp -s "$tmp/$wf-1/final.dat" "$tmp/$wf-2/final.dat" && pass || fail "$wf on 2 ranks differs"
+done
 
 echo "== errors"
 expect_exit 65 "decomposition for another rank count" -- mpi 3 run workflows/ghost_exchange.yaml \
@@ -125,12 +144,14 @@ started() { # started DIR: the time loop runs (its output file is open)
   done
   return 1
 }
-mpi 2 run "${long[@]}" --out "$tmp/stop" 2>"$tmp/stop.err" &
-job=$!
-started "$tmp/stop" && sleep 1
-pid=$(rank_pid 1 "$tmp/stop")
-kill -TERM "$pid" 2>/dev/null
-wait $job
+signal_rank_1() { # signal_rank_1 SIGNAL NAME: a long run on 2 ranks, rank 1 signalled
+  mpi 2 run "${long[@]}" --out "$tmp/$2" 2>"$tmp/$2.err" &
+  local job=$!
+  started "$tmp/$2" && sleep 1
+  kill -"$1" "$(rank_pid 1 "$tmp/$2")" 2>/dev/null
+  wait $job
+}
+signal_rank_1 TERM stop
 status=$?
 [ "$status" -ne 0 ] && pass || fail "SIGTERM to rank 1: mpirun exited 0"
 expect_contains "$(cat "$tmp/stop.err")" "gflow: rank 0: interrupted by SIGTERM at step" "every rank stops on rank 1's signal"
@@ -145,12 +166,7 @@ expect_contains "$err" "gflow: rank 1: check failed at step 6: field 'U' instanc
 expect_contains "$err" "at cell [" "the cell is in the grid's indices"
 grep -q '"complete": false' "$tmp/check/array_out.dat.json" && pass || fail "the checked run's sidecar says incomplete"
 
-mpi 2 run "${long[@]}" --out "$tmp/kill" 2>"$tmp/kill.err" &
-job=$!
-started "$tmp/kill" && sleep 1
-pid=$(rank_pid 1 "$tmp/kill")
-kill -KILL "$pid" 2>/dev/null
-wait $job
+signal_rank_1 KILL kill
 status=$?
 [ "$status" -ne 0 ] && [ "$status" -ne 124 ] && pass || fail "a killed rank: mpirun exit $status"
 expect_contains "$(cat "$tmp/kill.err")" "exited on signal 9 (Killed)" "mpirun says which rank died"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # slurm.sh GFLOW REPO - `gflow sweep --slurm` against a real Slurm: starts
 # munged and a one-node cluster (slurmctld + slurmd) on this machine from a
-# config written to a temporary folder, submits a 4-point sweep as a job
+# config written to a temporary folder, submits an 8-point sweep (2 schedules x 2 shapes x 2 memory strategies) as a job
 # array, waits for it (bounded), and checks that every point completed with
 # outputs bit-identical to running the same point directly. Then it submits
 # scripts/slurm/run.sbatch itself, sends its batch shell SIGUSR1 as Slurm does
@@ -102,30 +102,37 @@ set: {loop.steps: 40}
 matrix:
   schedule: [sync, events]
   grid.shape: [[48, 48], [64, 64]]
+  memory.default: [device, pinned]
 resources: {tasks: 1, cpus: 1, time: "00:05:00"}
 YAML
 expect_exit 0 "submit" -- "$gflow" sweep spec.yaml --slurm
 job=$out
-expect_contains "$err" "submitted job array $job: 4 of 4 points, at most 2 at a time" "submitted"
-expect_contains "$(cat sweeps/cluster/sweep.sbatch)" "#SBATCH --array=0-3%2" "the array line"
+expect_contains "$err" "submitted job array $job: 8 of 8 points, at most 2 at a time" "submitted"
+expect_contains "$(cat sweeps/cluster/sweep.sbatch)" "#SBATCH --array=0-7%2" "the array line"
 deadline=$((SECONDS + 180))
 while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] && [ $SECONDS -lt $deadline ]; do sleep 1; done
 [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && pass || fail "job $job still queued after 180 s"
 logs=$(ls sweeps/cluster/slurm-"$job"_*.out 2>/dev/null | wc -l)
-[ "$logs" -eq 4 ] && pass || fail "4 array task logs, got $logs"
+[ "$logs" -eq 8 ] && pass || fail "8 array task logs, got $logs"
 
 # Every point complete: the same sweep run again skips them all and tables them.
 expect_exit 0 "the table after the job" -- "$gflow" sweep spec.yaml
-[ "$(printf '%s\n' "$out" | grep -c ' skipped ')" -eq 4 ] && pass ||
-  fail "4 points complete: $out $err $(cat sweeps/cluster/*/gflow.log sweeps/cluster/slurm-*.out)"
+[ "$(printf '%s\n' "$out" | grep -c ' skipped ')" -eq 8 ] && pass ||
+  fail "8 points complete: $out $err $(cat sweeps/cluster/*/gflow.log sweeps/cluster/slurm-*.out)"
+# gflow collect: one row per point, the three varying keys as columns.
+expect_exit 0 "collect" -- "$gflow" collect sweeps/cluster
+[ "$(printf '%s\n' "$out" | grep -c '^| sweeps/cluster/p')" -eq 8 ] && pass || fail "collect: 8 rows: $out"
+expect_contains "$out" "| grid.shape | schedule | memory.default |" "collect: the varying keys as columns"
 
 # Bit-identical to each point run directly.
 for dir in sweeps/cluster/p*/; do
   dir=${dir%/}
   schedule=$(grep -o '^schedule: [a-z]*' "$dir/config.yaml" | cut -d' ' -f2)
   shape=$(grep -o 'shape: \[[0-9]*, [0-9]*\]' "$dir/config.yaml" | head -1 | cut -d' ' -f2-)
+  memory=$(grep -o 'default: [a-z]*' "$dir/config.yaml" | head -1 | cut -d' ' -f2)
   "$gflow" run "$repo/workflows/wave2d.yaml" --set loop.steps=40 --set schedule="$schedule" \
-    --set "grid.shape=$shape" --out "direct/${dir##*/}" --quiet 2>/dev/null
+    --set "grid.shape=$shape" --set "memory.default=$memory" --out "direct/${dir##*/}" --quiet \
+    2>/dev/null
   cmp -s "$dir/array_out.dat" "direct/${dir##*/}/array_out.dat" && pass ||
     fail "$dir differs from the direct run"
 done

@@ -38,6 +38,11 @@ add_test(NAME sweep
 # and its references, an interrupted run's run.json.
 add_test(NAME batch
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/batch.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+# Scratch fields and the pool: the seed's race (the naive pool loses it, the
+# resource-aware pool writes the preallocated run's bits) and the wave with
+# per-step temporaries under every schedule.
+add_test(NAME scratch
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/scratch.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
 # scripts/test.sh's stages: every stage runs, the summary counts for real.
 add_test(NAME test_stages
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/stages.sh ${PROJECT_SOURCE_DIR})

@@ -14,30 +14,12 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 bin=${BIN:-.device/bin}
 repeat=${REPEAT:-5}
-out=/dev/shm
-[ -d "$out" ] && [ -w "$out" ] || out=${TMPDIR:-/tmp}
-tmp=$(mktemp -d "$out/gflow-gpu-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-json() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
-low() { sort -g | head -1; }
-calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+. scripts/bench/lib.sh
 
 # seed programs: "The ... calculation took X milliseconds."
 seed_ms() {
   for _ in $(seq "$repeat"); do
     "$bin/$1" "${@:2}" | sed -n 's/.*took \([0-9.]*\) milliseconds.*/\1/p'
-  done | low
-}
-# gflow: the loop time from timings.json, in ms; extra arguments are --set options
-gflow_ms() {
-  local wf=$1
-  shift
-  for _ in $(seq "$repeat"); do
-    rm -rf "$tmp/g"
-    "$bin/gflow" run "$wf" --backend gpu --quiet --out "$tmp/g" "$@" 2>"$tmp/err" || { cat "$tmp/err" >&2; echo nan; continue; }
-    calc "$(json "$tmp/g/timings.json" total_s) * 1000"
-    echo
   done | low
 }
 

@@ -184,6 +184,7 @@ static gf_status lower(gf_program *p, const gf_op *op) {
 /* Brackets each run of capturable stream work with markers. */
 static void mark_capture_runs(gf_emitter *e, int first) {
   int n = e->count - first;
+  if (n <= 0) return; /* a step where no task runs: nothing to bracket */
   gf_instr *step = gf_malloc((size_t)n * sizeof *step);
   if (!step) {
     e->out_of_memory = 1;
@@ -294,13 +295,13 @@ static int intern(gf_program *p, const gf_instr *instrs, int n) {
     p->table_cap = table_cap;
     for (int i = 0; i < p->nbodies; i++) table_insert(p, i);
   }
-  gf_instr *copy = gf_malloc((size_t)n * sizeof *copy);
+  gf_instr *copy = gf_malloc((size_t)(n ? n : 1) * sizeof *copy); /* a step may do nothing */
   if (!copy) return -1;
   int id = p->nbodies++;
   gf_body *body = &p->bodies[id];
   body->ninstrs = n;
   body->instrs = copy;
-  memcpy(body->instrs, instrs, (size_t)n * sizeof *instrs);
+  if (n) memcpy(body->instrs, instrs, (size_t)n * sizeof *instrs);
   body->host_instrs = 0;
   for (int i = 0; i < n; i++) body->host_instrs += on_host(&instrs[i]);
   p->body_hash[id] = h;

@@ -228,7 +228,7 @@ static inline float **bench_planes(const bench &b) {
 }
 
 static inline void bench_free_planes(const bench &b, float **planes) {
-  if (b.io && b.pageable) free(planes[2]);
+  if (b.io && b.pageable) free(planes[2] - 2 * b.cells); /* the array's base */
   if (b.io && !b.pageable)
     for (int p = 2; p < b.NT - 1; p++) BENCH_CHECK(hipHostFree(planes[p]));
   free(planes);

@@ -40,7 +40,10 @@
  * 11. scan_finite is ordered on its stream like any other work: it sees what
  *     was issued to the stream before it and is done before what follows; its
  *     result holds the first (lowest) index whose value fails, -1 when none,
- *     once an event recorded after it has completed    [contract_scan_finite].
+ *     once an event recorded after it has completed    [contract_scan_finite];
+ * 12. event_query answers at once, never waiting: 1 when the work the event
+ *     captured has run (an unrecorded event: 1), else 0; once it has said 1
+ *     it says 1 until the event is recorded again        [contract_event_query].
  * The caller adds to a failure which task, stream and step it was.
  */
 #ifndef GF_BACKEND_H
@@ -144,6 +147,8 @@ typedef struct gf_backend_ops {
   gf_status (*event_record)(gf_backend *b, gf_event *e, gf_stream *s);
   gf_status (*stream_wait_event)(gf_backend *b, gf_stream *s, gf_event *e);
   gf_status (*event_synchronize)(gf_backend *b, gf_event *e);
+  /* Without blocking: *done = 1 when the event has completed (rule 12). */
+  gf_status (*event_query)(gf_backend *b, gf_event *e, int *done);
 
   /* With `stream` NULL an ordinary allocation, usable by every stream at once;
    * the caller frees it when no queued work uses it any more. With a stream,

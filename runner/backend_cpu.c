@@ -431,6 +431,12 @@ static gf_status cpu_event_synchronize(gf_backend *b, gf_event *e) {
   return GF_OK;
 }
 
+static gf_status cpu_event_query(gf_backend *b, gf_event *e, int *done) {
+  (void)b;
+  *done = !e->stream || stream_reached(e->stream, e->ticket);
+  return GF_OK;
+}
+
 /* ---- memory ---------------------------------------------------------- */
 
 /* A stream-ordered allocation is an ordinary one here: usable at once is
@@ -560,6 +566,7 @@ static const gf_backend_ops cpu_ops = {
     .event_record = cpu_event_record,
     .stream_wait_event = cpu_stream_wait_event,
     .event_synchronize = cpu_event_synchronize,
+    .event_query = cpu_event_query,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .bytes_free = cpu_bytes_free,

@@ -408,6 +408,13 @@ static gf_status gpu_event_synchronize(gf_backend *b, gf_event *e) {
   return GF_OK;
 }
 
+static gf_status gpu_event_query(gf_backend *b, gf_event *e, int *done) {
+  hipError_t err = hipEventQuery(e->hip);
+  *done = err == hipSuccess;
+  if (err == hipSuccess || err == hipErrorNotReady) return GF_OK;
+  return gpu_fail(b, "hipEventQuery", err);
+}
+
 /* ---- memory ----------------------------------------------------------- */
 
 static gf_status gpu_alloc(gf_backend *b, gf_space space, size_t bytes, gf_stream *stream,
@@ -657,6 +664,7 @@ static const gf_backend_ops gpu_ops = {
     .event_record = gpu_event_record,
     .stream_wait_event = gpu_stream_wait_event,
     .event_synchronize = gpu_event_synchronize,
+    .event_query = gpu_event_query,
     .alloc = gpu_alloc,
     .free = gpu_free,
     .bytes_free = gpu_bytes_free,

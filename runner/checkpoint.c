@@ -193,7 +193,7 @@ static gf_status move_fields(const gf_checkpoint_run *run, const char *path, int
   uint32_t instances = 0;
   for (int f = 0; f < wf->nfields; f++) {
     if (wf->fields[f].bytes > chunk) chunk = wf->fields[f].bytes;
-    instances += (uint32_t)wf->fields[f].ring;
+    instances += wf->fields[f].scratch ? 0 : (uint32_t)wf->fields[f].ring; /* scratch: none kept */
   }
   if (chunk > CHUNK_BYTES) chunk = CHUNK_BYTES;
   chunk = (chunk + 7) & ~(size_t)7;
@@ -235,7 +235,7 @@ static gf_status move_fields(const gf_checkpoint_run *run, const char *path, int
   }
   for (int f = 0; f < wf->nfields && st == GF_OK && !corrupt && !werr; f++) {
     const gf_field *field = &wf->fields[f];
-    for (int k = 0; k < field->ring && st == GF_OK && !corrupt && !werr; k++) {
+    for (int k = 0; k < field->ring && !field->scratch && st == GF_OK && !corrupt && !werr; k++) {
       unsigned char *inst = gf_memory_instance(run->memory, f, k);
       instance_header ih = {(uint32_t)f, (uint32_t)k, field->bytes};
       if (save && write_all(fd, &ih, sizeof ih) != 0) {

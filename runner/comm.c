@@ -164,6 +164,13 @@ int gf_comm_gpu_aware(const gf_comm *comm) {
 const char *gf_comm_description(const gf_comm *comm) {
   return comm ? comm->description : "one process";
 }
+const void *gf_comm_mpi_handle(const gf_comm *comm) {
+#ifdef GFLOW_WITH_MPI
+  if (comm && comm->mpi) return &comm->world;
+#endif
+  (void)comm;
+  return NULL;
+}
 
 void gf_comm_abort(gf_comm *comm, int status) {
   fflush(stderr);

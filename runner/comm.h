@@ -38,6 +38,10 @@ int gf_comm_local_rank(const gf_comm *comm);
 int gf_comm_gpu_aware(const gf_comm *comm);
 /* "MPI (Open MPI 4.1.4), 4 ranks" or "one process", for banners. */
 const char *gf_comm_description(const gf_comm *comm);
+/* The run's MPI communicator, a `const MPI_Comm *`, for a library that
+ * takes one and duplicates it (parallel HDF5, output_hdf5.c); NULL without
+ * MPI. */
+const void *gf_comm_mpi_handle(const gf_comm *comm);
 
 /* Ends every process of the job at once with `status` (MPI_Abort), after
  * this one has said why. Returns only without MPI. */

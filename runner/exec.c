@@ -281,6 +281,9 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   switch (in->kind) {
     case GF_I_LAUNCH:
       if ((st = set_params(r, in, n)) != GF_OK) return st;
+      for (int i = 0; i < in->ntemps; i++) /* this step's scratch fields */
+        memcpy((unsigned char *)in->args + in->temps[i].offset, &r->temps[in->temps[i].temp],
+               sizeof(void *));
       if (r->trace)
         gf_trace_launch_args(r->trace, (gf_trace_key){in->task, n, in->stream, GF_TIMED_LAUNCH},
                              in->kernel, in->args);
@@ -328,13 +331,14 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
       return GF_OK;
     }
     case GF_I_ALLOC:
-      if (gf_memory_alloc(r->memory, in->space, in->bytes, stream, &r->temps[in->temp]) != GF_OK)
-        return device_failure(r, in, n, "stream-ordered allocation");
+      if (gf_memory_temp_alloc(r->memory, in->space, in->bytes, stream, &r->temps[in->temp]) !=
+          GF_OK)
+        return device_failure(r, in, n, "allocating a temporary");
       return GF_OK;
     case GF_I_FREE:
-      gf_memory_free(r->memory, r->temps[in->temp], stream);
+      st = gf_memory_temp_free(r->memory, in->space, r->temps[in->temp], stream);
       r->temps[in->temp] = NULL;
-      return GF_OK;
+      return st == GF_OK ? GF_OK : device_failure(r, in, n, "freeing a temporary");
     case GF_I_CAPTURE_BEGIN:
     case GF_I_CAPTURE_END:
     case GF_I_KIND_COUNT:
@@ -708,6 +712,38 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
               "-", "-");
   }
   gf_text_printf(&j, "\n  ]");
+  gf_pool_stats pool;
+  if (gf_memory_pool_stats(r->memory, &pool)) {
+    const char *strategy = gf_pool_strategy_names[wf->pool_strategy];
+    gf_text_printf(&j,
+                   ",\n  \"pool\": {\"strategy\": \"%s\", \"allocations\": %" PRId64
+                   ", \"frees\": %" PRId64 ", \"reused\": %" PRId64
+                   ", \"reused_same_stream\": %" PRId64 ", \"reused_after_event\": %" PRId64
+                   ", \"passed_pending\": %" PRId64 ", \"blocks\": %" PRId64
+                   ", \"released_blocks\": %" PRId64
+                   ", \"in_use_peak_bytes\": %zu, \"reserved_peak_bytes\": %zu"
+                   ", \"pending_peak_bytes\": %zu}",
+                   strategy, pool.allocs, pool.frees, pool.reused, pool.reused_same,
+                   pool.reused_after, pool.passed_pending, pool.blocks, pool.released,
+                   pool.in_use_peak, pool.reserved_peak, pool.pending_peak);
+    if (!options->quiet) {
+      char in_use[32], reserved[32], pending[32];
+      gf_format_bytes((double)pool.in_use_peak, in_use, sizeof in_use);
+      gf_format_bytes((double)pool.reserved_peak, reserved, sizeof reserved);
+      gf_format_bytes((double)pool.pending_peak, pending, sizeof pending);
+      fprintf(stderr,
+              "  pool (%s): %" PRId64 " temporaries, %" PRId64 " reused (%" PRId64
+              " on their stream at once, %" PRId64 " after another stream's event), %" PRId64
+              " block%s; high-water %s in use, %s held, %s pending at most\n",
+              strategy, pool.allocs, pool.reused, pool.reused_same, pool.reused_after, pool.blocks,
+              pool.blocks == 1 ? "" : "s", in_use, reserved, pending);
+      if (wf->pool_strategy == GF_POOL_NAIVE && pool.reused)
+        fprintf(stderr,
+                "  pool: the naive pool handed chunks freed on one stream to the next "
+                "allocation at once, while work queued on the freeing stream may still use "
+                "them: outputs may hold another temporary's data\n");
+    }
+  }
   const double *timers = most + wf->ntasks;
   if (has_halo_tasks(wf) || ranks > 1) {
     gf_text_printf(&j,

@@ -61,6 +61,14 @@ typedef struct user_event {
   int64_t *clock;
 } user_event;
 
+/* A scratch field's life in the step being planned. */
+typedef struct scratch_life {
+  int first_op, last_op; /* its first and last task operation; -1: not used this step */
+  int first_task, last_task;
+  int stream;     /* of the last use */
+  int64_t *clock; /* that stream's clock after the last use */
+} scratch_life;
+
 typedef struct task_plan {
   instance *history; /* ring of `history_len` instances, indexed by step */
   int history_len;
@@ -86,7 +94,8 @@ struct gf_plan {
   int64_t *host_clock;
   int64_t *scratch_clock;
   buffer_state *buffers;
-  user_event *events; /* the workflow's own, honoured under streams and events */
+  user_event *events;    /* the workflow's own, honoured under streams and events */
+  scratch_life *scratch; /* [field], for scratch fields */
 
   gf_op *ops;
   int nops, ops_cap;
@@ -272,7 +281,11 @@ gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
     if (!plan->events[e].clock) goto fail_oom;
   }
   plan->buffers = gf_calloc((size_t)plan->nbuffers, sizeof *plan->buffers);
-  if (!plan->buffers) goto fail_oom;
+  plan->scratch = gf_calloc((size_t)wf->nfields, sizeof *plan->scratch);
+  if (!plan->buffers || !plan->scratch) goto fail_oom;
+  for (int f = 0; f < wf->nfields; f++)
+    if (wf->fields[f].scratch && !(plan->scratch[f].clock = gf_calloc((size_t)S, sizeof(int64_t))))
+      goto fail_oom;
   gf_plan_reset(plan);
   *out = plan;
   return GF_OK;
@@ -325,6 +338,9 @@ void gf_plan_free(gf_plan *plan) {
   if (plan->events)
     for (int e = 0; e < plan->wf->nevents; e++) free(plan->events[e].clock);
   free(plan->events);
+  if (plan->scratch)
+    for (int f = 0; f < plan->wf->nfields; f++) free(plan->scratch[f].clock);
+  free(plan->scratch);
   if (plan->tasks)
     for (int t = 0; t < plan->wf->ntasks; t++) free(plan->tasks[t].history);
   free(plan->tasks);
@@ -531,6 +547,9 @@ static gf_status check_aliasing(gf_plan *plan, int t, int64_t n, const int *inst
   return GF_OK;
 }
 
+static gf_status check_scratch_read(gf_plan *plan, int t, int64_t n, const gf_access_decl *decl,
+                                    const buffer_state *buf);
+
 static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   const gf_workflow *wf = plan->wf;
   const gf_task *task = &wf->tasks[t];
@@ -601,6 +620,8 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   for (int r = 0; r < task->naccess; r++) {
     const gf_access_decl *decl = &task->access[r];
     buffer_state *buf = &plan->buffers[plan->field_base[decl->ref.field] + inst[r]];
+    if (wf->fields[decl->ref.field].scratch && (st = check_scratch_read(plan, t, n, decl, buf)))
+      return st;
     const access *conflicts[2 * GF_MAX_STREAMS + 2];
     gf_edge_kind kinds[2 * GF_MAX_STREAMS + 2];
     int nconf = find_conflicts(plan, buf, decl->access, &decl->region, t, n, conflicts, kinds);
@@ -625,6 +646,7 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   op->stream = s;
   op->plane = value;
   memcpy(op->inst, inst, (size_t)task->naccess * sizeof(int));
+  int task_op = plan->nops - 1;
   int64_t seq = 0;
   if (s >= 0) {
     stream_state *ss = &plan->streams[s];
@@ -677,8 +699,100 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
                       .writes = (decl->access & GF_ACCESS_WRITE) != 0,
                       .region = decl->region});
   }
+  for (int r = 0; r < task->naccess && s >= 0; r++) {
+    scratch_life *life = &plan->scratch[task->access[r].ref.field];
+    if (!wf->fields[task->access[r].ref.field].scratch) continue;
+    if (life->first_op < 0) life->first_op = task_op, life->first_task = t;
+    life->last_op = task_op;
+    life->last_task = t;
+    life->stream = s;
+    memcpy(life->clock, plan->streams[s].clock, (size_t)S * sizeof(int64_t));
+  }
   tp->history[n % tp->history_len] = (instance){.step = n, .stream = s, .seq = seq};
   tp->active++;
+  return GF_OK;
+}
+
+/* A scratch field is new memory at every step: a task may read only cells
+ * an earlier task of the same step wrote (the buffer holds this step's
+ * accesses alone). */
+static gf_status check_scratch_read(gf_plan *plan, int t, int64_t n, const gf_access_decl *decl,
+                                    const buffer_state *buf) {
+  /* A write the buffer could not remember: the step reports out of memory. */
+  if (!(decl->access & GF_ACCESS_READ) || plan->out_of_memory) return GF_OK;
+  for (int i = 0; i < buf->count; i++)
+    if (buf->list[i].writes && gf_region_contains(&buf->list[i].region, &decl->region))
+      return GF_OK;
+  const gf_workflow *wf = plan->wf;
+  return gf_diag_at(plan->diag, decl->ref.loc, GF_INVALID,
+                    "task '%s' reads scratch field '%s' at step %" PRId64
+                    " before any task of the step has written the cells it reads; a scratch "
+                    "field is new memory at every step (write it earlier in the step, or drop "
+                    "`scratch: true` to keep it between steps)",
+                    wf->tasks[t].name, wf->fields[decl->ref.field].name, n);
+}
+
+/* Starts a step: scratch fields hold nothing yet. */
+static void scratch_begin(gf_plan *plan) {
+  for (int f = 0; f < plan->wf->nfields; f++) {
+    if (!plan->wf->fields[f].scratch) continue;
+    plan->buffers[plan->field_base[f]].count = 0;
+    plan->scratch[f].first_op = plan->scratch[f].last_op = -1;
+  }
+}
+
+/* Ends a step: each scratch field used goes back to the pool after its last
+ * use, on that use's stream, so every other use must be ordered before it;
+ * then its alloc and free join the step's operations. */
+static gf_status scratch_end(gf_plan *plan, int64_t n) {
+  const gf_workflow *wf = plan->wf;
+  int extra = 0;
+  for (int f = 0; f < wf->nfields; f++) {
+    const scratch_life *life = &plan->scratch[f];
+    if (!wf->fields[f].scratch || life->first_op < 0) continue;
+    extra += 2;
+    const buffer_state *buf = &plan->buffers[plan->field_base[f]];
+    for (int i = 0; i < buf->count; i++) {
+      const access *x = &buf->list[i];
+      if (is_ordered(life->clock, life->stream, x->stream, x->seq)) continue;
+      const gf_task *last = &wf->tasks[life->last_task];
+      return gf_diag_at(plan->diag, last->loc, GF_INVALID,
+                        "scratch field '%s' goes back to the pool after task '%s' (step %" PRId64
+                        ", stream %s), while task '%s' (stream %s) may still be %s it; add "
+                        "`after: [%s]` to '%s'",
+                        wf->fields[f].name, last->name, n, gf_plan_stream_name(plan, life->stream),
+                        wf->tasks[x->task].name, gf_plan_stream_name(plan, x->stream),
+                        x->writes ? "writing" : "reading", wf->tasks[x->task].name, last->name);
+    }
+  }
+  if (!extra) return GF_OK;
+  int nops = plan->nops;
+  gf_op *ops = gf_malloc((size_t)nops * sizeof *ops);
+  if (!ops || GF_GROW(plan->ops, plan->ops_cap, nops + extra) != GF_OK) {
+    free(ops);
+    plan->out_of_memory = 1;
+    return GF_OK;
+  }
+  memcpy(ops, plan->ops, (size_t)nops * sizeof *ops);
+  plan->nops = 0;
+  for (int i = 0; i < nops; i++) {
+    for (int f = 0; f < wf->nfields; f++)
+      if (wf->fields[f].scratch && plan->scratch[f].first_op == i) {
+        gf_op *op = push_op(plan, GF_OP_ALLOC);
+        op->task = plan->scratch[f].first_task;
+        op->stream = ops[i].stream;
+        op->other = f;
+      }
+    plan->ops[plan->nops++] = ops[i];
+    for (int f = 0; f < wf->nfields; f++)
+      if (wf->fields[f].scratch && plan->scratch[f].last_op == i) {
+        gf_op *op = push_op(plan, GF_OP_FREE);
+        op->task = plan->scratch[f].last_task;
+        op->stream = plan->scratch[f].stream;
+        op->other = f;
+      }
+  }
+  free(ops);
   return GF_OK;
 }
 
@@ -689,10 +803,13 @@ gf_status gf_plan_step(gf_plan *plan, int64_t n, gf_diag *diag, const gf_op **op
   if (n != plan->next_step)
     return gf_diag_error(diag, GF_INTERNAL, "internal: planned step %" PRId64 ", expected %" PRId64,
                          n, plan->next_step);
+  scratch_begin(plan);
   for (int i = 0; i < plan->wf->ntasks; i++) {
     gf_status st = plan_task(plan, plan->order[i], n);
     if (st != GF_OK) return st;
   }
+  gf_status st = plan->out_of_memory ? GF_OK : scratch_end(plan, n);
+  if (st != GF_OK) return st;
   if (plan->out_of_memory) {
     plan->out_of_memory = 0;
     return gf_oom(diag, "planning a step");
@@ -778,7 +895,8 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
       if (wf->fields[f].ring > 1)
         fprintf(out, "%s%s %d x %s", sep, wf->fields[f].name, wf->fields[f].ring, buf);
       else
-        fprintf(out, "%s%s %s", sep, wf->fields[f].name, buf);
+        fprintf(out, "%s%s %s%s", sep, wf->fields[f].name, buf,
+                wf->fields[f].scratch ? " scratch" : "");
       sep = ", ";
     }
     if (staging > 0) {
@@ -786,6 +904,22 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
       fprintf(out, "%s%d output staging buffers x %s", sep, wf->staging, buf);
     }
     fprintf(out, ")\n");
+  }
+  int scratch = 0;
+  for (int f = 0; f < wf->nfields; f++) scratch += wf->fields[f].scratch;
+  if (scratch) {
+    fprintf(out, "  scratch   ");
+    for (int f = 0, k = 0; f < wf->nfields; f++)
+      if (wf->fields[f].scratch) fprintf(out, "%s%s", k++ ? ", " : "", wf->fields[f].name);
+    fprintf(
+        out,
+        ": taken at the first use in each step and given back after the last, from the %s pool\n",
+        gf_pool_strategy_names[wf->pool_strategy]);
+    if (wf->pool_strategy == GF_POOL_NAIVE)
+      fprintf(out,
+              "  note      the naive pool hands a chunk freed on one stream to the next allocation "
+              "at once, on any stream, while work queued on the freeing stream may still use "
+              "it: a race, kept to demonstrate it; use resource-aware\n");
   }
   for (int i = 0; i < wf->nfiles; i++) {
     const gf_file *file = &wf->files[i];

@@ -14,9 +14,12 @@
  * regions overlap it; an unordered conflict (two accesses, one a write, on
  * different streams) is a hazard. Under `auto` the planner turns each such
  * conflict into an event wait instead, so its schedules are hazard-free by
- * construction. Disjoint regions of one instance (a halo strip and the
- * interior) never conflict. The schedule (schedule.h) decides the streams
- * and the mechanisms; the task kinds (task.h) declare the accesses.
+ * construction. A scratch field lives within a step: the planner puts its
+ * alloc before its first use and its free after its last, on that use's
+ * stream, and refuses a read of cells no earlier task of the step wrote and
+ * a last use that other uses are not ordered before. Disjoint regions of one instance (a halo strip
+ * and the interior) never conflict. The schedule (schedule.h) decides the streams and the
+ * mechanisms; the task kinds (task.h) declare the accesses.
  */
 #ifndef GF_GRAPH_H
 #define GF_GRAPH_H
@@ -38,6 +41,8 @@ typedef enum gf_op_kind {
   GF_OP_EVENT_RECORD,     /* the workflow's event `slot` is recorded on `stream` */
   GF_OP_EVENT_WAIT,       /* `stream` waits for the workflow's event `slot` */
   GF_OP_HOST_EVENT_WAIT,  /* the host waits for the workflow's event `slot` */
+  GF_OP_ALLOC, /* scratch field `other` from the pool, on `stream`, before its first use */
+  GF_OP_FREE,  /* scratch field `other` back to the pool, on `stream`, after its last use */
 } gf_op_kind;
 
 typedef struct gf_op {

@@ -72,6 +72,9 @@ gf_status gf_load_number(loader *ld, const yaml_node_t *node, unsigned names, do
 gf_status gf_load_integer(loader *ld, const yaml_node_t *node, unsigned names, int64_t *out);
 /* `FIELD` or `FIELD[EXPR]`. */
 gf_status gf_load_ref(loader *ld, yaml_node_t *node, gf_ref *ref);
+/* One of `names` (its index in *out); else "unknown WHAT 'x'; expected one of: ...". */
+gf_status gf_load_choice(loader *ld, const yaml_node_t *node, const char *what,
+                         const char *const *names, int count, int *out);
 /* The name of a declared hook. */
 gf_status gf_load_hook(loader *ld, const yaml_node_t *node, int *out);
 

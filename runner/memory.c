@@ -36,7 +36,8 @@ struct gf_memory {
   void ***inst;      /* [field][ring instance] */
   allocation *extra; /* gf_memory_alloc's, NULL ptr: freed */
   int nextra, extra_cap;
-  int64_t held[GF_SPACE_COUNT]; /* bytes allocated now, per space */
+  gf_pool *pools[GF_SPACE_COUNT]; /* the temporaries', created at first use */
+  int64_t held[GF_SPACE_COUNT];   /* bytes allocated now, per space */
 };
 
 /* Counts an allocation (bytes > 0) or a free (< 0) in its space and, when the
@@ -72,6 +73,7 @@ static gf_status check_capacity(gf_backend *b, const gf_workflow *wf, gf_diag *d
     double need = 0;
     for (int f = 0; f <= wf->nfields; f++) {
       int staging = f == wf->nfields;
+      if (!staging && wf->fields[f].scratch) continue; /* from the pool, while a step runs */
       gf_space space = staging ? GF_SPACE_PINNED : wf->fields[f].space;
       if ((on_device(space) && !b->can_run_kernels_on_host_memory) != side) continue;
       double bytes = staging ? (double)staging_bytes * wf->staging
@@ -104,7 +106,7 @@ static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
     const gf_field *field = &wf->fields[f];
     m->inst[f] = gf_calloc((size_t)field->ring, sizeof(void *));
     if (!m->inst[f]) return gf_oom(diag, "allocating the fields");
-    for (int k = 0; k < field->ring; k++) {
+    for (int k = 0; k < field->ring && !field->scratch; k++) {
       if (b->ops->alloc(b, field->space, field->bytes, NULL, &m->inst[f][k]) != GF_OK) {
         char a[32], c[32];
         gf_format_bytes((double)field->bytes, a, sizeof a);
@@ -125,7 +127,7 @@ static gf_status prepare_managed(gf_memory *m, gf_diag *diag) {
   gf_backend *b = m->b;
   for (int f = 0; f < wf->nfields; f++) {
     const gf_field *field = &wf->fields[f];
-    if (field->space != GF_SPACE_MANAGED || !b->ops->managed_prepare) continue;
+    if (field->space != GF_SPACE_MANAGED || field->scratch || !b->ops->managed_prepare) continue;
     for (int k = 0; k < field->ring; k++)
       if (b->ops->managed_prepare(b, m->inst[f][k], field->bytes, field->prefetch,
                                   field->read_mostly) != GF_OK)
@@ -147,6 +149,7 @@ static gf_status initialise_fields(gf_memory *m, gf_field_init_fn init, void *us
   gf_status st = GF_OK;
   for (int f = 0; f < wf->nfields && st == GF_OK; f++) {
     const gf_field *field = &wf->fields[f];
+    if (field->scratch) continue;
     void *host = gf_malloc(field->bytes);
     st = host ? init(user, f, host) : gf_oom(diag, "initialising the fields");
     for (int k = 0; k < field->ring && st == GF_OK; k++)
@@ -203,8 +206,58 @@ void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream) {
     }
 }
 
+/* What the pool of `space` holds from the backend: its blocks, or under
+ * async the temporaries themselves. */
+static int64_t pool_held(const gf_memory *m, gf_space space) {
+  const gf_pool_stats *st = gf_pool_stats_of(m->pools[space]);
+  return (int64_t)(m->wf->pool_strategy == GF_POOL_ASYNC ? st->in_use : st->reserved);
+}
+
+gf_status gf_memory_temp_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
+                               void **out) {
+  *out = NULL;
+  if (!m->pools[space] && gf_pool_create(m->b, m->wf->pool_strategy, space,
+                                         m->wf->pool_release_threshold, &m->pools[space]) != GF_OK)
+    return GF_INTERNAL;
+  int64_t held = pool_held(m, space);
+  gf_status st = gf_pool_alloc(m->pools[space], bytes, stream, out);
+  if (pool_held(m, space) != held) count_bytes(m, space, pool_held(m, space) - held);
+  return st;
+}
+
+gf_status gf_memory_temp_free(gf_memory *m, gf_space space, void *ptr, gf_stream *stream) {
+  if (!m->pools[space]) {
+    snprintf(m->b->error, sizeof m->b->error, "internal: freeing a temporary of no pool");
+    return GF_INTERNAL;
+  }
+  int64_t held = pool_held(m, space);
+  gf_status st = gf_pool_free(m->pools[space], ptr, stream);
+  if (pool_held(m, space) != held) count_bytes(m, space, pool_held(m, space) - held);
+  return st;
+}
+
+int gf_memory_pool_stats(const gf_memory *m, gf_pool_stats *out) {
+  memset(out, 0, sizeof *out);
+  int any = 0;
+  for (int s = 0; s < GF_SPACE_COUNT; s++) {
+    if (!m->pools[s]) continue;
+    const gf_pool_stats *p = gf_pool_stats_of(m->pools[s]);
+    any |= p->allocs > 0;
+    out->allocs += p->allocs, out->frees += p->frees, out->reused += p->reused;
+    out->reused_same += p->reused_same, out->reused_after += p->reused_after;
+    out->passed_pending += p->passed_pending;
+    out->blocks += p->blocks, out->released += p->released;
+    /* Peaks of different spaces may not coincide: their sum bounds the total. */
+    out->in_use += p->in_use, out->in_use_peak += p->in_use_peak;
+    out->reserved += p->reserved, out->reserved_peak += p->reserved_peak;
+    out->pending += p->pending, out->pending_peak += p->pending_peak;
+  }
+  return any;
+}
+
 void gf_memory_destroy(gf_memory *m) {
   if (!m) return;
+  for (int s = 0; s < GF_SPACE_COUNT; s++) gf_pool_destroy(m->pools[s]);
   for (int i = 0; i < m->nextra; i++)
     if (m->extra[i].ptr) m->b->ops->free(m->b, m->extra[i].space, m->extra[i].ptr, NULL);
   free(m->extra);

@@ -17,6 +17,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "pool.h"
 #include "space.h"
 #include "workflow.h"
 
@@ -31,7 +32,7 @@ typedef gf_status (*gf_field_init_fn)(void *user, int field, void *host);
 gf_status gf_memory_create(gf_backend *b, const gf_workflow *wf, gf_field_init_fn init,
                            void *init_user, gf_diag *diag, gf_memory **out);
 
-/* The data of instance `inst` of field `field`. */
+/* The data of instance `inst` of field `field` (NULL for a scratch field). */
 void *gf_memory_instance(const gf_memory *m, int field, int inst);
 
 /* A run buffer of `bytes` in `space`; on `stream` when not NULL (ordered
@@ -40,6 +41,17 @@ void *gf_memory_instance(const gf_memory *m, int field, int inst);
 gf_status gf_memory_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
                           void **out);
 void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream);
+
+/* A temporary of `bytes` in `space` from the run's pool, for work issued to
+ * `stream` from now on; freed after the work issued to `stream` so far
+ * (every use ordered before it). GF_INTERNAL with the reason in b->error. */
+gf_status gf_memory_temp_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
+                               void **out);
+gf_status gf_memory_temp_free(gf_memory *m, gf_space space, void *ptr, gf_stream *stream);
+
+/* The pools' statistics, summed over the spaces; 0 when the run took no
+ * temporary. */
+int gf_memory_pool_stats(const gf_memory *m, gf_pool_stats *out);
 
 /* Frees everything still allocated. The backend must be idle. */
 void gf_memory_destroy(gf_memory *m);

@@ -1,4 +1,5 @@
-/* output.c - the writer thread, staging buffers and atomic files. */
+/* output.c - the writer thread, staging buffers and atomic files; how each
+ * file lies on disk is its format's (output_format.h). */
 #include "output.h"
 
 #include <errno.h>
@@ -17,37 +18,39 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "comm.h"
 #include "image.h"
-#include "schedule.h"
+#include "output_format.h"
 #include "text.h"
 
+const gf_out_format *const gf_out_formats[] = {&gf_out_raw, &gf_out_hdf5};
+const int gf_out_format_count = (int)(sizeof gf_out_formats / sizeof gf_out_formats[0]);
+
 typedef struct out_file {
-  int task;        /* the task that writes it */
-  int field;       /* whose instances it holds */
-  char *name;      /* final name inside the folder */
-  char *temp_name; /* where it is written until complete */
-  int fd;
-  gf_comm_file *shared; /* under MPI: the one file every rank writes its block of */
-  size_t plane_bytes;   /* of the whole plane, in the file */
+  int task;           /* the task that writes it */
+  int field;          /* whose instances it holds */
+  char *name;         /* final name inside the folder */
+  char *temp_name;    /* where it is written until complete */
+  size_t plane_bytes; /* of the whole plane, in the file */
   int64_t planes;
   uint8_t *written; /* a bit per plane */
   int64_t nwritten;
+  const gf_out_format *format; /* NULL for an image task's pictures */
+  gf_out_target target;        /* what the format knows of the file */
+  char *temp_path;             /* DIR/temp_name */
+  void *state;                 /* the format's, from open until close; NULL: not open */
+  dev_t dev;                   /* the temporary file, to see it was not removed underneath */
+  ino_t ino;
   int renamed;      /* finish: 1 once the data, 2 once its sidecar too, has its final name */
   int checkpointed; /* a checkpoint names the temporary: never remove it */
-  /* an image task's pictures (image not NULL; no fd, no planes): the steps
-   * drawn so far, each in .NAME.partial-PID until finish renames it, how
-   * many have their final names, and the picture being drawn */
+  /* an image task's pictures (image not NULL; no format, no planes): the
+   * steps drawn so far, each in .NAME.partial-PID until finish renames it,
+   * how many have their final names, and the picture being drawn */
   const gf_image_spec *image;
   int64_t *pictures;
   int npictures, pictures_cap, pictures_renamed;
   uint8_t *rgb;
   int width, height;
 } out_file;
-
-static int plane_written(const out_file *f, int64_t plane) {
-  return (f->written[plane >> 3] >> (plane & 7)) & 1;
-}
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -88,7 +91,8 @@ struct gf_writer {
   _Atomic int64_t bytes_written; /* planes written so far, for progress */
   pthread_t thread;
   int thread_started;
-  int lock_fd; /* the folder's .gflow.lock, flock'ed for the run; -1: not held */
+  int lock_fd;  /* the folder's .gflow.lock, flock'ed for the run; -1: not held */
+  int finished; /* gf_writer_finish ran: it kept or removed the files */
 };
 
 /* In the output folder: who holds it. flock(2) dies with its process, so a
@@ -97,7 +101,7 @@ struct gf_writer {
 
 /* ---- small text helpers ---------------------------------------------------- */
 
-static int write_all(int fd, const void *data, size_t bytes, off_t offset) {
+int gf_out_write_all(int fd, const void *data, size_t bytes, int64_t offset) {
   const char *p = data;
   while (bytes > 0) {
     ssize_t n = pwrite(fd, p, bytes, offset);
@@ -122,9 +126,36 @@ static char *temp_path(const char *dir, const char *name) {
   return gf_asprintf("%s/.%s.partial-%ld", dir, name, (long)getpid());
 }
 
+gf_comm_block gf_out_whole_block(const gf_field *field) {
+  gf_comm_block b = {.ndim = field->ndim, .dtype = field->dtype};
+  for (int d = 0; d < GF_MAX_DIMS; d++)
+    b.global[d] = b.local[d] = b.hi[d] = d < field->ndim ? field->shape[d] : 1;
+  return b;
+}
+
+int gf_out_block_is_whole(const gf_comm_block *b) {
+  int whole = 1;
+  for (int d = 0; d < GF_MAX_DIMS; d++)
+    whole &= b->lo[d] == 0 && b->hi[d] == b->local[d] && b->local[d] == b->global[d] &&
+             b->origin[d] == 0;
+  return whole;
+}
+
+int64_t gf_out_plane_bytes(const gf_comm_block *b, gf_dtype dtype) {
+  int64_t bytes = dtype == GF_F64 ? 8 : 4;
+  for (int d = 0; d < GF_MAX_DIMS; d++) bytes *= b->global[d];
+  return bytes;
+}
+
+int gf_out_dt(const gf_workflow *wf, double *dt) {
+  for (int p = 0; p < wf->nparams; p++)
+    if (strcmp(wf->params[p].name, "dt") == 0) return *dt = wf->params[p].value, 1;
+  return 0;
+}
+
 /* strerror, and what EFBIG means here: the process may not grow files that
  * far (gflow ignores SIGXFSZ so that it gets to say so). */
-static const char *io_error_text(int err) {
+const char *gf_out_error_text(int err) {
   return err == EFBIG ? "File too large (the file size limit, ulimit -f, is reached)"
                       : strerror(err);
 }
@@ -135,10 +166,10 @@ static gf_status write_temp(const char *temp, const char *text, gf_diag *diag) {
   int fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", temp, strerror(errno));
-  if (write_all(fd, text, strlen(text), 0) != 0 || fsync(fd) != 0)
-    st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, io_error_text(errno));
+  if (gf_out_write_all(fd, text, strlen(text), 0) != 0 || fsync(fd) != 0)
+    st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, gf_out_error_text(errno));
   if (close(fd) != 0 && st == GF_OK)
-    st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, io_error_text(errno));
+    st = gf_diag_error(diag, GF_IOERR, "cannot write %s: %s", temp, gf_out_error_text(errno));
   if (st != GF_OK) unlink(temp);
   return st;
 }
@@ -245,7 +276,8 @@ static gf_status lock_folder(gf_writer *w, const char *dir, gf_diag *diag) {
     if (localtime_r(&now, &local)) strftime(started, sizeof started, "%Y-%m-%d %H:%M:%S", &local);
     int len = snprintf(text, sizeof text, "pid %ld started %s\n", (long)getpid(), started);
     if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len) {
-      st = gf_diag_error(diag, GF_CANTCREATE, "cannot write %s: %s", path, io_error_text(errno));
+      st =
+          gf_diag_error(diag, GF_CANTCREATE, "cannot write %s: %s", path, gf_out_error_text(errno));
       unlink(path);
       close(fd);
       break;
@@ -275,8 +307,10 @@ static double output_bytes(const gf_workflow *wf) {
   double bytes = 4096.0 + 256.0 * wf->ntasks; /* timings.json */
   for (int i = 0; i < wf->nfiles; i++)
     if (!wf->files[i].image) /* pictures: compressed, and few next to the planes */
-      bytes += (double)wf->files[i].planes * (double)wf->files[i].plane_bytes + 8192.0 +
-               2.0 * (double)strlen(wf->source);
+      bytes +=
+          (double)wf->files[i].planes * ((double)wf->files[i].plane_bytes +
+                                         gf_out_formats[wf->files[i].format]->bytes_per_plane) +
+          8192.0 + 2.0 * (double)strlen(wf->source);
   for (int f = 0; wf->checkpoint_every && f < wf->nfields; f++)
     bytes += 2.0 * (double)wf->fields[f].ring * (double)wf->fields[f].bytes;
   return bytes;
@@ -389,28 +423,18 @@ static void *writer_main(void *arg) {
     const gf_op_sink *sink = &w->backend->sink;
     int timed = gf_sink_wants(sink, GF_TIMED_WRITE);
     int64_t started = timed ? now_ns() : 0, bytes = (int64_t)f->plane_bytes;
-    char why[256];
+    gf_status wrote = GF_OK;
     if (!failed && f->image) {
       if ((bytes = write_picture(w, f, w->buffers[j.slot], j.plane)) < 0) {
         atomic_store(&w->failed, GF_IOERR);
         failed = 1;
       }
-    } else if (!failed && f->shared &&
-               gf_comm_file_write(f->shared, j.plane, w->buffers[j.slot], why, sizeof why) !=
-                   GF_OK) {
-      gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
-                    w->dir, f->name, why);
-      atomic_store(&w->failed, GF_IOERR);
-      failed = 1;
-    } else if (!failed && !f->shared && !f->image &&
-               write_all(f->fd, w->buffers[j.slot], f->plane_bytes,
-                         (off_t)(j.plane * (int64_t)f->plane_bytes)) != 0) {
-      gf_diag_error(w->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", j.plane,
-                    w->dir, f->name, io_error_text(errno));
-      atomic_store(&w->failed, GF_IOERR);
+    } else if (!failed &&
+               (wrote = f->format->write(f->state, j.plane, j.step, w->buffers[j.slot])) != GF_OK) {
+      atomic_store(&w->failed, wrote); /* the format has said why */
       failed = 1;
     }
-    if (!failed && !f->image && !plane_written(f, j.plane)) {
+    if (!failed && !f->image && !gf_out_plane_written(f->written, j.plane)) {
       f->written[j.plane >> 3] |= (uint8_t)(1u << (j.plane & 7));
       f->nwritten++;
     }
@@ -433,34 +457,19 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-/* Where this rank's block lies in each plane of a file of field `field`. */
-static gf_comm_block block_of(const gf_workflow *wf, int field) {
-  const gf_field *fl = &wf->fields[field];
-  gf_comm_block b = {.ndim = fl->ndim, .dtype = fl->dtype};
+/* Where this process's block lies in each plane of a file of `field`: the
+ * whole plane, or a rank's block of the grid (decompose.c). */
+static gf_comm_block block_of(const gf_workflow *wf, const gf_field *field) {
+  if (!field->decomposed) return gf_out_whole_block(field);
+  gf_comm_block b = {.ndim = field->ndim, .dtype = field->dtype};
   for (int d = 0; d < GF_MAX_DIMS; d++) {
     b.global[d] = d < wf->ndim ? wf->shape[d] : 1;
-    b.local[d] = fl->shape[d];
+    b.local[d] = field->shape[d];
     b.lo[d] = wf->decomp.write_lo[d];
     b.hi[d] = wf->decomp.write_hi[d];
     b.origin[d] = wf->decomp.origin[d];
   }
   return b;
-}
-
-/* Opens the temporary file of one output: one process's own, or under MPI
- * the one file all ranks write (collective). */
-static gf_status open_output(gf_writer *w, out_file *f, const char *path, gf_diag *diag) {
-  if (gf_comm_size(w->comm) > 1) {
-    char why[256];
-    gf_comm_block block = block_of(w->wf, f->field);
-    gf_status st = gf_comm_file_open(w->comm, path, &block, &f->shared, why, sizeof why);
-    if (st != GF_OK) return gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", path, why);
-    return GF_OK;
-  }
-  f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (f->fd < 0)
-    return gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", path, strerror(errno));
-  return GF_OK;
 }
 
 gf_status gf_writer_create(gf_backend *backend, gf_memory *memory, const gf_workflow *wf,
@@ -496,7 +505,6 @@ gf_status gf_writer_create(gf_backend *backend, gf_memory *memory, const gf_work
     out_file *f = &w->files[w->nfiles++];
     f->task = file->task;
     f->field = file->field;
-    f->fd = -1;
     f->name = gf_strdup(file->name);
     f->plane_bytes = file->plane_bytes;
     f->planes = file->planes;
@@ -511,17 +519,21 @@ gf_status gf_writer_create(gf_backend *backend, gf_memory *memory, const gf_work
     }
     f->temp_name = gf_asprintf(".%s.partial-%ld", file->name, pid);
     f->written = gf_calloc((size_t)(file->planes + 7) / 8, 1);
-
-    char *path = f->name && f->temp_name && f->written ? join_path(out_dir, f->temp_name) : NULL;
-    if (!path) return gf_oom(diag, "opening the output files");
-    st = open_output(w, f, path, diag);
-    if (st != GF_OK) {
-      free(path);
+    f->format = gf_out_formats[file->format];
+    f->temp_path = f->temp_name ? join_path(out_dir, f->temp_name) : NULL;
+    if (!f->name || !f->temp_path || !f->written) return gf_oom(diag, "opening the output files");
+    f->target = (gf_out_target){
+        wf, file, w->dir, f->temp_path, block_of(wf, &wf->fields[file->field]), comm, diag};
+    if ((st = f->format->open(&f->target, &f->state)) != GF_OK) {
+      if (w->lead) unlink(f->temp_path); /* the format may have created it before it failed */
       return st;
     }
-    /* The file grows as planes arrive and gets its full size at the end, so
-     * a full disk (or a file size limit) shows up as the write that fails. */
-    free(path);
+    struct stat info;
+    if (stat(f->temp_path, &info) != 0)
+      return gf_diag_error(diag, GF_CANTCREATE, "cannot create %s: %s", f->temp_path,
+                           strerror(errno));
+    f->dev = info.st_dev;
+    f->ino = info.st_ino;
   }
   if (w->nfiles == 0) return GF_OK;
 
@@ -588,17 +600,16 @@ static void stop_thread(gf_writer *w) {
   w->thread_started = 0;
 }
 
-/* The planes that hold data, as [first, last] ranges. */
-static void append_ranges(gf_text *t, const out_file *f) {
+void gf_out_append_ranges(gf_text *t, const gf_out_end *end, int64_t planes) {
   gf_text_printf(t, "[");
   int first = 1;
-  for (int64_t p = 0; p < f->planes;) {
-    if (!plane_written(f, p)) {
+  for (int64_t p = 0; p < planes;) {
+    if (!gf_out_plane_written(end->written, p)) {
       p++;
       continue;
     }
     int64_t q = p;
-    while (q + 1 < f->planes && plane_written(f, q + 1)) q++;
+    while (q + 1 < planes && gf_out_plane_written(end->written, q + 1)) q++;
     gf_text_printf(t, "%s[%" PRId64 ", %" PRId64 "]", first ? "" : ", ", p, q);
     first = 0;
     p = q + 1;
@@ -606,86 +617,25 @@ static void append_ranges(gf_text *t, const out_file *f) {
   gf_text_printf(t, "]");
 }
 
-static char *sidecar_json(const gf_writer *w, const out_file *f, const gf_run_info *info) {
-  const gf_workflow *wf = w->wf;
-  const gf_task *task = &wf->tasks[f->task];
-  const gf_field *field = &wf->fields[f->field];
-  gf_text b = {0};
-  gf_text_printf(&b, "{\n  \"format\": \"raw\",\n  \"file\": ");
-  gf_text_json(&b, f->name);
-  gf_text_printf(&b, ",\n  \"dtype\": \"%s\",\n  \"order\": \"C\",\n  \"shape\": [%" PRId64,
-                 field->dtype == GF_F64 ? "float64" : "float32", f->planes);
-  for (int d = 0; d < field->ndim; d++) /* the grid's, not a rank's block */
-    gf_text_printf(&b, ", %" PRId64, field->decomposed ? wf->shape[d] : field->shape[d]);
-  gf_text_printf(&b, "],\n  \"field\": ");
-  gf_text_json(&b, field->name);
-  gf_text_printf(&b, ",\n  \"task\": ");
-  gf_text_json(&b, task->name);
-  gf_text_printf(&b, ",\n  \"spacing\": [");
-  for (int d = 0; d < wf->ndim; d++) gf_text_printf(&b, "%s%.17g", d ? ", " : "", wf->spacing[d]);
-  gf_text_printf(&b, "],\n");
-  for (int p = 0; p < wf->nparams; p++)
-    if (strcmp(wf->params[p].name, "dt") == 0)
-      gf_text_printf(&b, "  \"dt\": %.17g,\n", wf->params[p].value);
-  gf_text_printf(&b, "  \"planes_written\": %" PRId64 ",\n  \"valid_planes\": ", f->nwritten);
-  append_ranges(&b, f);
-  gf_text_printf(&b, ",\n  \"complete\": %s,\n  \"steps_run\": %" PRId64 ",\n",
-                 info->end == GF_END_COMPLETE ? "true" : "false", info->steps_run);
-  if (info->end == GF_END_INTERRUPTED) {
-    gf_text_printf(
-        &b, "  \"interrupted_at_step\": %" PRId64 ",\n  \"interrupted_by\": ", info->steps_run);
-    gf_text_json(&b, info->stopped_by ? info->stopped_by : "");
-    gf_text_printf(&b, ",\n");
-  } else if (info->end == GF_END_CHECK) {
-    gf_text_printf(
-        &b, "  \"stopped_at_step\": %" PRId64 ",\n  \"stopped_by_check\": ", info->steps_run - 1);
-    gf_text_json(&b, info->stopped_by ? info->stopped_by : "");
-    gf_text_printf(&b, ",\n");
-  }
-  gf_text_printf(&b, "  \"steps\": %" PRId64 ",\n  \"schedule\": \"%s\",\n", wf->steps,
-                 wf->schedule->name);
-  gf_text_printf(&b, "  \"backend\": ");
-  gf_text_json(&b, info->backend);
-  gf_text_printf(&b, ",\n  \"device\": ");
-  gf_text_json(&b, info->device);
-  gf_text_printf(&b, ",\n  \"workflow_file\": ");
-  gf_text_json(&b, wf->path);
-  gf_text_printf(&b, ",\n  \"gflow_version\": \"%s\",\n  \"resolved_workflow\": ", GFLOW_VERSION);
-  /* A run that keeps its files always passes the resolved workflow: NULL here
-   * is the copy that ran out of memory, and the sidecar must not lie. */
-  if (!info->resolved_yaml) {
-    gf_text_free(&b);
-    return NULL;
-  }
-  gf_text_json(&b, info->resolved_yaml);
-  gf_text_printf(&b, "\n}\n");
-  return gf_text_take(&b);
-}
-
-/* The data file before it may take its final name: still linked (not removed
- * underneath), at its full size, durable, closed. */
-static gf_status settle_file(gf_writer *w, out_file *f) {
-  gf_status st = GF_OK;
+/* The data file before it may take its final name, on every rank together:
+ * rank 0 checks that the temporary file is still there (not removed or
+ * replaced underneath), the ranks agree, then its format finishes it
+ * (collective under MPI). With `ok` 0 (a failed run) nothing is finished. */
+static gf_status settle_file(gf_writer *w, out_file *f, const gf_out_end *end, int ok) {
   struct stat info;
-  off_t size = (off_t)(f->plane_bytes * (size_t)f->planes);
-  if (fstat(f->fd, &info) != 0)
-    st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
-                       strerror(errno));
-  else if (info.st_nlink == 0)
+  gf_status st = GF_OK;
+  if (ok && w->lead &&
+      (stat(f->temp_path, &info) != 0 || info.st_dev != f->dev || info.st_ino != f->ino))
     st = gf_diag_error(w->diag, GF_IOERR,
                        "cannot finish %s/%s: its temporary file %s was removed during the run",
                        w->dir, f->name, f->temp_name);
-  else if (ftruncate(f->fd, size) != 0)
-    st = gf_diag_error(w->diag, GF_IOERR, "cannot size %s/%s to %lld bytes: %s", w->dir, f->name,
-                       (long long)size, io_error_text(errno));
-  else if (fsync(f->fd) != 0)
-    st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
-                       io_error_text(errno));
-  if (close(f->fd) != 0 && st == GF_OK)
-    st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s/%s: %s", w->dir, f->name,
-                       io_error_text(errno));
-  f->fd = -1;
-  return st;
+  if (!gf_comm_all(w->comm, ok && st == GF_OK))
+    return ok && st == GF_OK ? GF_IOERR : st; /* GF_IOERR: another rank failed, and said so */
+  return f->format->finish(f->state, end);
+}
+
+static gf_out_end file_end(const out_file *f, const gf_run_info *info) {
+  return (gf_out_end){info, f->written, f->nwritten};
 }
 
 static gf_status rename_into_place(gf_writer *w, const char *from, const char *to) {
@@ -704,44 +654,17 @@ void gf_remove_file(const char *dir, const char *name) {
   remove_at(dir, name, "");
 }
 
-/* The file all ranks wrote (collective): rank 0 checks it is still there,
- * then every rank sizes, syncs and closes it; with `ok` 0 it is only closed. */
-static gf_status settle_shared(gf_writer *w, out_file *f, int ok) {
-  gf_status st = GF_OK;
-  char why[256] = "";
-  if (ok && w->lead) {
-    char *path = join_path(w->dir, f->temp_name);
-    struct stat info;
-    if (path && stat(path, &info) != 0)
-      st = gf_diag_error(w->diag, GF_IOERR,
-                         "cannot finish %s/%s: its temporary file %s was removed during the run",
-                         w->dir, f->name, f->temp_name);
-    free(path);
-  }
-  ok = gf_comm_all(w->comm, ok && st == GF_OK);
-  if (!ok) {
-    gf_comm_file_abandon(f->shared);
-  } else if (gf_comm_file_close(f->shared, (int64_t)(f->plane_bytes * (size_t)f->planes), why,
-                                sizeof why) != GF_OK) {
-    st = gf_diag_error(w->diag, GF_IOERR, "cannot finish %s/%s: %s", w->dir, f->name, why);
-  }
-  f->shared = NULL;
-  return !ok && st == GF_OK ? GF_IOERR : st;
-}
-
 gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
                            gf_status (*before_rename)(void *user), void *user) {
   stop_thread(w);
+  w->finished = 1;
   gf_status st = gf_writer_status(w);
   if (st != GF_OK) ok = 0;
   /* Under MPI the ranks agree at each stage: every rank's part, or nothing. */
   ok = gf_comm_all(w->comm, ok);
   for (int i = 0; i < w->nfiles; i++) {
-    out_file *f = &w->files[i];
-    gf_status settled = f->image    ? GF_OK
-                        : f->shared ? settle_shared(w, f, ok)
-                        : ok        ? settle_file(w, f)
-                                    : GF_OK;
+    gf_out_end end = file_end(&w->files[i], info);
+    gf_status settled = w->files[i].image ? GF_OK : settle_file(w, &w->files[i], &end, ok);
     if (settled != GF_OK) {
       ok = 0;
       if (st == GF_OK) st = settled;
@@ -755,17 +678,19 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
     ok = 0;
   }
   for (int i = 0; i < w->nfiles && ok && w->lead; i++) {
-    if (w->files[i].image) continue; /* pictures are whole files: no sidecar */
-    char *json = sidecar_json(w, &w->files[i], info);
-    char *sidecar = gf_asprintf("%s.json", w->files[i].name);
+    out_file *f = &w->files[i];
+    if (f->image) continue; /* pictures are whole files: no sidecar */
+    gf_out_end end = file_end(f, info);
+    char *text = f->format->sidecar(f->state, &end);
+    char *sidecar = gf_asprintf("%s%s", f->name, f->format->sidecar_suffix);
     sidecar_temp[i] = sidecar ? temp_path(w->dir, sidecar) : NULL;
-    if (!json || !sidecar_temp[i])
+    if (!text || !sidecar_temp[i])
       st = gf_oom(w->diag, "writing the output sidecars");
     else
-      st = write_temp(sidecar_temp[i], json, w->diag);
+      st = write_temp(sidecar_temp[i], text, w->diag);
     if (st != GF_OK) ok = 0;
     free(sidecar);
-    free(json);
+    free(text);
   }
   /* The data is durable: what the caller writes about the run goes first
    * (on every rank: the report gathers their figures). */
@@ -780,7 +705,7 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
       continue;
     }
     char *from = join_path(w->dir, f->temp_name), *to = join_path(w->dir, f->name);
-    char *sidecar = to ? gf_asprintf("%s.json", to) : NULL;
+    char *sidecar = to ? gf_asprintf("%s%s", to, f->format->sidecar_suffix) : NULL;
     if (!from || !sidecar)
       st = gf_oom(w->diag, "naming the output files");
     else if ((st = rename_into_place(w, from, to)) == GF_OK)
@@ -803,7 +728,7 @@ gf_status gf_writer_finish(gf_writer *w, int ok, const gf_run_info *info,
       }
       if (f->renamed || !f->checkpointed)
         remove_at(w->dir, f->renamed ? f->name : f->temp_name, "");
-      if (f->renamed == 2) remove_at(w->dir, f->name, ".json");
+      if (f->renamed == 2) remove_at(w->dir, f->name, f->format->sidecar_suffix);
       if (sidecar_temp && sidecar_temp[i]) unlink(sidecar_temp[i]);
       f->renamed = 0;
     }
@@ -823,9 +748,9 @@ char *gf_writer_summary(const gf_writer *w) {
     }
     int64_t ranges = 0, first = -1, last = -1;
     for (int64_t p = 0; p < f->planes; p++) {
-      if (!plane_written(f, p)) continue;
+      if (!gf_out_plane_written(f->written, p)) continue;
       if (first < 0) first = p;
-      if (p == 0 || !plane_written(f, p - 1)) ranges++;
+      if (p == 0 || !gf_out_plane_written(f->written, p - 1)) ranges++;
       last = p;
     }
     gf_text_printf(&b, "%s%s ", i ? "; " : "", f->name);
@@ -833,11 +758,12 @@ char *gf_writer_summary(const gf_writer *w) {
       gf_text_printf(&b, "holds no planes");
     } else if (ranges <= 3) {
       gf_text_printf(&b, "planes ");
-      append_ranges(&b, f);
+      gf_out_end end = file_end(f, NULL);
+      gf_out_append_ranges(&b, &end, f->planes);
     } else { /* a message line, not a list: the sidecar has them all */
-      gf_text_printf(
-          &b, "holds %" PRId64 " planes from %" PRId64 " to %" PRId64 " (%s.json lists them)",
-          f->nwritten, first, last, f->name);
+      gf_text_printf(&b,
+                     "holds %" PRId64 " planes from %" PRId64 " to %" PRId64 " (%s%s lists them)",
+                     f->nwritten, first, last, f->name, f->format->sidecar_suffix);
     }
   }
   return gf_text_take(&b);
@@ -852,17 +778,26 @@ gf_status gf_writer_checkpoint(gf_writer *w) {
   gf_status st = gf_writer_status(w);
   for (int i = 0; i < w->nfiles && st == GF_OK; i++) {
     out_file *f = &w->files[i];
+    if (f->image) continue; /* pictures are whole files */
     char *name = gf_asprintf(".%s.partial", f->name);
     char *from = name ? join_path(w->dir, f->temp_name) : NULL;
     char *to = from ? join_path(w->dir, name) : NULL;
     if (!to)
       st = gf_oom(w->diag, "checkpointing the outputs");
-    else if (fsync(f->fd) != 0)
-      st = gf_diag_error(w->diag, GF_IOERR, "cannot write %s: %s", from, io_error_text(errno));
+    else if (!f->format->sync)
+      st = gf_diag_error(w->diag, GF_INVALID,
+                         "cannot checkpoint %s/%s: a %s output cannot be checkpointed yet (format: "
+                         "raw can)",
+                         w->dir, f->name, f->format->name);
+    else if ((st = f->format->sync(f->state)) != GF_OK)
+      ; /* the format has said why */
     else if (strcmp(name, f->temp_name) != 0 && (st = rename_into_place(w, from, to)) == GF_OK) {
-      free(f->temp_name); /* the descriptor writes on under the new name */
+      free(f->temp_name); /* the format writes on under the new name */
       f->temp_name = name;
       name = NULL;
+      free(f->temp_path);
+      f->target.temp_path = f->temp_path = to;
+      to = NULL;
     }
     if (st == GF_OK) f->checkpointed = 1;
     free(name);
@@ -881,9 +816,13 @@ void gf_writer_file_state(const gf_writer *w, int file, const char **temp_name,
 gf_status gf_writer_adopt(gf_writer *w, int file, const char *temp_name, const uint8_t *written) {
   out_file *f = &w->files[file];
   char *temp = join_path(w->dir, temp_name), *final = join_path(w->dir, f->name);
-  char *sidecar = final ? gf_asprintf("%s.json", final) : NULL;
+  char *sidecar = final ? gf_asprintf("%s%s", final, f->format->sidecar_suffix) : NULL;
   char *name = gf_strdup(temp_name);
   gf_status st = temp && sidecar && name ? GF_OK : gf_oom(w->diag, "taking back the outputs");
+  if (st == GF_OK && !f->format->adopt)
+    st = gf_diag_error(w->diag, GF_INVALID,
+                       "cannot continue %s/%s: a %s output cannot be checkpointed yet", w->dir,
+                       f->name, f->format->name);
   struct stat info;
   /* Where a stop after the checkpoint left it: its temporary name, or its
    * final name (a signal or a failed check gave it one, with a sidecar). */
@@ -909,16 +848,17 @@ gf_status gf_writer_adopt(gf_writer *w, int file, const char *temp_name, const u
                        "the checkpoint's output %s is shorter (%lld bytes) than the %" PRId64
                        " planes it says are written",
                        temp, (long long)info.st_size, last + 1);
-  int fd = st == GF_OK ? open(temp, O_WRONLY | O_CLOEXEC) : -1;
-  if (st == GF_OK && fd < 0)
-    st = gf_diag_error(w->diag, GF_NOINPUT, "cannot open %s: %s", temp, strerror(errno));
+  if (st == GF_OK) st = f->format->adopt(f->state, temp);
   if (st == GF_OK) { /* the empty file gf_writer_create made gives way */
-    close(f->fd);
     remove_at(w->dir, f->temp_name, "");
     free(f->temp_name);
     f->temp_name = name;
     name = NULL;
-    f->fd = fd;
+    free(f->temp_path);
+    f->target.temp_path = f->temp_path = temp;
+    temp = NULL;
+    f->dev = info.st_dev;
+    f->ino = info.st_ino;
     f->checkpointed = 1;
     memcpy(f->written, written, (size_t)(f->planes + 7) / 8);
     f->nwritten = count;
@@ -936,16 +876,17 @@ void gf_writer_destroy(gf_writer *w) {
   stop_thread(w);
   for (int i = 0; i < w->nfiles; i++) {
     out_file *f = &w->files[i];
-    if (f->fd >= 0) {
-      close(f->fd);
-      if (!f->checkpointed) remove_at(w->dir, f->temp_name, "");
+    if (f->state) {
+      f->format->close(f->state);
+      if (!w->finished && w->lead && !f->checkpointed) /* else finish did */
+        remove_at(w->dir, f->temp_name, "");
     }
-    if (f->shared) gf_comm_file_abandon(f->shared);
     if (f->image && f->pictures_renamed < f->npictures) remove_pictures(w, f); /* not finished */
     free(f->pictures);
     free(f->rgb);
     free(f->name);
     free(f->temp_name);
+    free(f->temp_path);
     free(f->written);
   }
   for (int i = 0; i < w->nslots; i++) /* the buffers go with the memory */

@@ -71,10 +71,17 @@ gf_instr *gf_emit(gf_emitter *e, gf_instr_kind kind) {
   return in;
 }
 
+/* The temporary a scratch field is at every step. */
+static int scratch_temp(const gf_workflow *wf, int field) {
+  return wf->ntasks * GF_MAX_TASK_TEMPS + field;
+}
+
 gf_operand gf_emit_access(gf_emitter *e, int a) {
   const gf_task *task = &e->wf->tasks[e->instance->task];
-  return (gf_operand){
-      .kind = GF_OPND_INSTANCE, .field = task->access[a].ref.field, .inst = e->instance->inst[a]};
+  int field = task->access[a].ref.field;
+  if (e->wf->fields[field].scratch)
+    return (gf_operand){.kind = GF_OPND_TEMP, .field = field, .temp = scratch_temp(e->wf, field)};
+  return (gf_operand){.kind = GF_OPND_INSTANCE, .field = field, .inst = e->instance->inst[a]};
 }
 
 static int on_host(const gf_instr *in) {
@@ -90,15 +97,17 @@ static int on_host(const gf_instr *in) {
   }
 }
 
-/* Stream work a captured graph can hold: fixed addresses and fixed events. */
-static int capturable(const gf_instr *in) {
+/* Stream work a captured graph can hold: fixed addresses and fixed events.
+ * A temporary's address changes with the step (the pool's bookkeeping is
+ * on the host), so its alloc, free and uses are left out. */
+static int capturable(const gf_workflow *wf, const gf_instr *in) {
   switch (in->kind) {
     case GF_I_LAUNCH:
-    case GF_I_ALLOC:
-    case GF_I_FREE:
+      for (int a = 0; a < wf->tasks[in->task].naccess; a++)
+        if (wf->fields[wf->tasks[in->task].access[a].ref.field].scratch) return 0;
       return 1;
     case GF_I_COPY:
-      return in->dst.kind != GF_OPND_STAGED && in->src.kind != GF_OPND_STAGED;
+      return in->dst.kind == GF_OPND_INSTANCE && in->src.kind == GF_OPND_INSTANCE;
     case GF_I_RECORD:
     case GF_I_WAIT:
       return in->event >= 0;
@@ -157,6 +166,16 @@ static gf_status lower(gf_program *p, const gf_op *op) {
       in = gf_emit(e, GF_I_HOST_WAIT);
       in->event = p->user_event + op->slot;
       break;
+    case GF_OP_ALLOC:
+    case GF_OP_FREE: {
+      const gf_field *field = &p->wf->fields[op->other];
+      in = gf_emit(e, op->kind == GF_OP_ALLOC ? GF_I_ALLOC : GF_I_FREE);
+      in->stream = op->stream;
+      in->temp = scratch_temp(p->wf, op->other);
+      in->bytes = field->bytes;
+      in->space = field->space;
+      break;
+    }
   }
   in->task = op->task;
   return GF_OK;
@@ -174,7 +193,7 @@ static void mark_capture_runs(gf_emitter *e, int first) {
   e->count = first;
   int open = 0;
   for (int i = 0; i < n; i++) {
-    int c = capturable(&step[i]);
+    int c = capturable(e->wf, &step[i]);
     if (c && !open) gf_emit(e, GF_I_CAPTURE_BEGIN);
     if (!c && open) gf_emit(e, GF_I_CAPTURE_END);
     open = c;
@@ -428,8 +447,12 @@ static gf_status bind_body(gf_program *p, gf_body *body, gf_diag *diag) {
     } else if (in->kind == GF_I_LAUNCH) {
       const gf_task *task = &wf->tasks[in->task];
       void *data[GF_MAX_TASK_REFS];
+      /* A scratch field's address changes every step: bind a marker (an
+       * address no allocation has) and note where the struct holds it. */
       for (int a = 0; a < task->naccess; a++)
-        data[a] = p->instance(p->instance_user, task->access[a].ref.field, in->inst[a]);
+        data[a] = wf->fields[task->access[a].ref.field].scratch
+                      ? (void *)&in->inst[a]
+                      : p->instance(p->instance_user, task->access[a].ref.field, in->inst[a]);
       int nparams = 0;
       while (in->kernel->params[nparams].name) nparams++;
       in->args = aligned_alloc(64, GF_MAX_KERNEL_ARGS_SIZE);
@@ -439,6 +462,15 @@ static gf_status bind_body(gf_program *p, gf_body *body, gf_diag *diag) {
                               p->buffers ? p->buffers + (size_t)in->task * GF_MAX_TASK_TEMPS : NULL,
                               in->args, in->params, &in->nparams);
       if (st != GF_OK) return st;
+      in->ntemps = 0;
+      for (size_t at = 0; at + sizeof(void *) <= in->kernel->args_size; at += sizeof(void *)) {
+        void *word;
+        memcpy(&word, (unsigned char *)in->args + at, sizeof word);
+        for (int a = 0; a < task->naccess; a++)
+          if (word == (void *)&in->inst[a] && in->ntemps < GF_MAX_TASK_REFS)
+            in->temps[in->ntemps++] =
+                (gf_instr_temp){at, scratch_temp(wf, task->access[a].ref.field)};
+      }
       in->points = in->kernel->points ? in->kernel->points(in->args) : 0;
     }
   }
@@ -497,7 +529,7 @@ int gf_program_event_count(const gf_program *p) {
   return p->nevents;
 }
 int gf_program_temp_count(const gf_program *p) {
-  return p->wf->ntasks * GF_MAX_TASK_TEMPS;
+  return p->wf->ntasks * GF_MAX_TASK_TEMPS + p->wf->nfields;
 }
 
 int gf_emit_temp(gf_emitter *e, int j) {

@@ -39,8 +39,8 @@ typedef enum gf_instr_kind {
   GF_I_HOST_CALL,     /* host: a task kind's function, in issue order */
   GF_I_STAGE,         /* host: take a free output staging buffer (waits for one) */
   GF_I_WRITE,         /* host: hand the staged buffer to the writer as plane `param` of `file` */
-  GF_I_ALLOC,         /* stream: a temporary `bytes` in `space`, ordered on the stream */
-  GF_I_FREE,          /* stream: frees temporary `temp`, ordered on the stream */
+  GF_I_ALLOC,         /* stream: temporary `temp`, `bytes` in `space`, from the run's pool */
+  GF_I_FREE,          /* stream: temporary `temp` (in `space`) back to the pool */
   GF_I_CAPTURE_BEGIN, /* marker: stream work up to the matching end has no host instruction */
   GF_I_CAPTURE_END,
   GF_I_KIND_COUNT
@@ -58,6 +58,13 @@ typedef struct gf_operand {
   int temp;        /* GF_OPND_TEMP */
   void *bound;     /* GF_OPND_INSTANCE after binding */
 } gf_operand;
+
+/* Where a launch's argument struct holds the address of a temporary (a
+ * scratch field's gf_array.data), written when the launch is issued. */
+typedef struct gf_instr_temp {
+  size_t offset;
+  int temp;
+} gf_instr_temp;
 
 /* A scalar of a kernel's argument struct that changes with the step. */
 typedef struct gf_instr_param {
@@ -110,6 +117,8 @@ typedef struct gf_instr {
   void *args;
   gf_instr_param *params;
   int nparams;
+  gf_instr_temp temps[GF_MAX_TASK_REFS]; /* the temporaries among its arrays */
+  int ntemps;
   int64_t points; /* grid points the launch updates (kernel->points) */
   int has_box;    /* GF_I_LAUNCH: `box` are the cells it updates (a split call) */
   gf_box box;
@@ -152,7 +161,8 @@ int gf_program_body_count(const gf_program *program);
 int64_t gf_program_end(const gf_program *program);
 /* Flat event indices the program uses: [0, count). */
 int gf_program_event_count(const gf_program *program);
-/* Temporaries GF_I_ALLOC may name: [0, count). */
+/* Temporaries GF_I_ALLOC may name: [0, count): the task kinds' own
+ * (gf_emit_temp), then one per scratch field. */
 int gf_program_temp_count(const gf_program *program);
 
 /* Resolves instances to addresses (`instance(user, field, inst)`) and binds
@@ -181,7 +191,8 @@ gf_instr *gf_emit(gf_emitter *e, gf_instr_kind kind);
  * The same task and j name the same temporary at every step. */
 #define GF_MAX_TASK_TEMPS 4
 int gf_emit_temp(gf_emitter *e, int j);
-/* An instance operand for access `a` of the task being emitted. */
+/* An operand for access `a` of the task being emitted: the field instance,
+ * or the step's temporary when the field is scratch. */
 gf_operand gf_emit_access(gf_emitter *e, int a);
 /* Buffer `j` (< GF_MAX_TASK_TEMPS) of the task being emitted: `bytes` in
  * `space`, allocated once for the run before the loop (its launches get it

@@ -18,6 +18,18 @@ typedef enum gf_space {
   GF_SPACE_COUNT
 } gf_space;
 
+/* Where a run's temporaries (scratch fields) come from: `memory: {pool:
+ * {strategy: ...}}`; pool.h says what each one does. */
+typedef enum gf_pool_strategy {
+  GF_POOL_RESOURCE_AWARE = 0,
+  GF_POOL_ASYNC,
+  GF_POOL_NAIVE,
+  GF_POOL_STRATEGY_COUNT
+} gf_pool_strategy;
+
+/* "resource-aware", "async", "naive"; indexed by gf_pool_strategy. */
+extern const char *const gf_pool_strategy_names[GF_POOL_STRATEGY_COUNT];
+
 /* "device", "managed", ...; indexed by gf_space. */
 extern const char *const gf_space_names[GF_SPACE_COUNT];
 

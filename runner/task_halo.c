@@ -39,17 +39,24 @@ static int64_t cells_of(const gf_box *b) {
   return gf_box_cells(b);
 }
 
-static gf_status bind_pack(const gf_workflow *wf, const gf_task *task, const gf_box *box,
-                           void *const *data, void *const *buffers, void *args,
-                           gf_instr_param *params, int *nparams) {
-  (void)box, (void)params;
+/* The pack's or the unpack's arguments: the field, the task's send (pack)
+ * or receive (unpack) buffer, and the strips in buffer order. */
+static void bind_strips(const gf_workflow *wf, const gf_task *task, void *const *data,
+                        void *const *buffers, int unpack, void *args, int *nparams) {
   const gf_halo_task *h = task->data;
   gf_halo_args *a = args;
   memset(a, 0, sizeof *a);
   a->array = field_array(wf, h->field, data ? data[0] : NULL);
-  a->buffer = buffers ? buffers[SEND] : NULL;
-  memcpy(a->box, h->send, sizeof a->box);
+  a->buffer = buffers ? buffers[unpack ? RECV : SEND] : NULL;
+  memcpy(a->box, unpack ? h->recv : h->send, sizeof a->box);
   *nparams = 0;
+}
+
+static gf_status bind_pack(const gf_workflow *wf, const gf_task *task, const gf_box *box,
+                           void *const *data, void *const *buffers, void *args,
+                           gf_instr_param *params, int *nparams) {
+  (void)box, (void)params;
+  bind_strips(wf, task, data, buffers, 0, args, nparams);
   return GF_OK;
 }
 
@@ -57,13 +64,7 @@ static gf_status bind_unpack(const gf_workflow *wf, const gf_task *task, const g
                              void *const *data, void *const *buffers, void *args,
                              gf_instr_param *params, int *nparams) {
   (void)box, (void)params;
-  const gf_halo_task *h = task->data;
-  gf_halo_args *a = args;
-  memset(a, 0, sizeof *a);
-  a->array = field_array(wf, h->field, data ? data[0] : NULL);
-  a->buffer = buffers ? buffers[RECV] : NULL;
-  memcpy(a->box, h->recv, sizeof a->box);
-  *nparams = 0;
+  bind_strips(wf, task, data, buffers, 1, args, nparams);
   return GF_OK;
 }
 

@@ -1,19 +1,45 @@
-/* task_output.c - `output: {from: REF, file: NAME, planes: N, plane: EXPR}`:
- * writes the instance as plane `plane` (default n) of a stack of `planes`
- * planes in one file, through the output staging buffers. */
+/* task_output.c - `output: {from: REF, file: NAME, planes: N, plane: EXPR,
+ * format: raw|hdf5}`: writes the instance as plane `plane` (default n) of a
+ * stack of `planes` planes in one file, through the output staging buffers,
+ * laid out as `format` says (output_format.h; default raw). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "load.h"
+#include "output_format.h"
 #include "program.h"
 #include "task_output.h"
 
 #define MAX_PLANES 1000000000 /* the writer keeps a bit per plane */
 #define MAX_FILE_BYTES ((int64_t)1 << 62)
 
-static const gf_key_spec output_keys[] = {
-    {"from", 1, NULL}, {"file", 1, NULL}, {"planes", 1, NULL}, {"plane", 0, NULL}};
+static const gf_key_spec output_keys[] = {{"from", 1, NULL},
+                                          {"file", 1, NULL},
+                                          {"planes", 1, NULL},
+                                          {"plane", 0, NULL},
+                                          {"format", 0, NULL}};
+
+/* An HDF5 file holds the field's dataset beside its coordinates (the scales
+ * output_hdf5.c writes), so the field may not take one of their names. */
+static const char *const hdf5_scale_names[] = {"time", "step", "x0", "x1", "x2"};
+
+static gf_status load_format(loader *ld, yaml_node_t *node, const gf_field *field, int *format) {
+  *format = 0;
+  if (!node) return GF_OK;
+  const char *names[8];
+  for (int i = 0; i < gf_out_format_count; i++) names[i] = gf_out_formats[i]->name;
+  gf_status status = gf_load_choice(ld, node, "format", names, gf_out_format_count, format);
+  if (status || gf_out_formats[*format] != &gf_out_hdf5) return status;
+  for (size_t i = 0; i < sizeof hdf5_scale_names / sizeof *hdf5_scale_names; i++)
+    if (strcmp(field->name, hdf5_scale_names[i]) == 0)
+      return gf_load_fail(
+          ld, node,
+          "field '%s' cannot be written as hdf5: its coordinate '%s' has that name; "
+          "rename the field",
+          field->name, field->name);
+  return GF_OK;
+}
 
 gf_status gf_output_add_file(loader *ld, gf_task *task, gf_file file, int *index) {
   gf_workflow *wf = gf_load_workflow(ld);
@@ -51,15 +77,17 @@ void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_exp
 
 static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
   gf_workflow *wf = gf_load_workflow(ld);
-  yaml_node_t *node = yaml->value, *values[4] = {NULL};
+  yaml_node_t *node = yaml->value, *values[5] = {NULL};
   gf_output_task *o = gf_calloc(1, sizeof *o);
   if (!o) return gf_oom(gf_load_diag(ld), "loading an output task");
   task->data = o;
   o->file = -1;
   gf_ref from;
-  gf_status status = gf_load_mapping(ld, node, "output", output_keys, 4, NULL, NULL, values);
+  gf_status status = gf_load_mapping(ld, node, "output", output_keys, 5, NULL, NULL, values);
   if (status || (status = gf_load_ref(ld, values[0], &from))) return status;
   gf_task_add_access(task, from, GF_ACCESS_READ, gf_region_whole(wf, from.field), "output source");
+  int format;
+  if ((status = load_format(ld, values[4], &wf->fields[from.field], &format))) return status;
   const char *file = gf_load_scalar(values[1]);
   if (!file) return gf_load_fail_type(ld, values[1], "a file name");
   if (!*file || strchr(file, '/') || strcmp(file, ".") == 0 || strcmp(file, "..") == 0)
@@ -82,7 +110,8 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
                                        (gf_file){.name = (char *)file,
                                                  .field = from.field,
                                                  .planes = planes,
-                                                 .plane_bytes = (size_t)plane_bytes},
+                                                 .plane_bytes = (size_t)plane_bytes,
+                                                 .format = format},
                                        &o->file);
   if (added) return added;
   if (!values[3]) {

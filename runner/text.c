@@ -90,6 +90,20 @@ void gf_text_json(gf_text *t, const char *s) {
   gf_text_puts(t, "\"");
 }
 
+void gf_text_xml(gf_text *t, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const char *entity = *p == '&'   ? "&amp;"
+                         : *p == '<' ? "&lt;"
+                         : *p == '>' ? "&gt;"
+                         : *p == '"' ? "&quot;"
+                                     : NULL;
+    if (entity)
+      gf_text_puts(t, entity);
+    else /* XML 1.0 has no way to write most control characters */
+      gf_text_append(t, *p < 0x20 && *p != '\t' && *p != '\n' ? "?" : (const char *)p, 1);
+  }
+}
+
 char *gf_text_take(gf_text *t) {
   if (t->failed) return NULL;
   char *data = t->data ? t->data : gf_strdup("");

@@ -20,6 +20,8 @@ void gf_text_puts(gf_text *t, const char *s);
 void gf_text_printf(gf_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* `s` as a JSON string literal: quotes and escapes. */
 void gf_text_json(gf_text *t, const char *s);
+/* `s` as XML text or an attribute value: & < > " escaped. */
+void gf_text_xml(gf_text *t, const char *s);
 /* The text (an empty string when nothing was appended); NULL when out of
  * memory. The caller frees it; `t` is left empty. */
 char *gf_text_take(gf_text *t);

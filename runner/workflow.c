@@ -77,6 +77,7 @@ struct gf_loader {
   int managed_prefetch;      /* memory.prefetch: default for managed fields */
   int managed_read_mostly;   /* memory.read_mostly: likewise */
   yaml_node_t *staging_node; /* memory.staging, where a staging limit is reported */
+  yaml_node_t *init_node;    /* the `init:` of the field being loaded, NULL: none */
   int nodes;                 /* YAML nodes seen, the file's and the overrides' */
 };
 
@@ -315,6 +316,11 @@ static gf_status get_choice(loader *ld, const yaml_node_t *node, const char *wha
                        describe(node, buf, sizeof buf));
   free(list);
   return status;
+}
+
+gf_status gf_load_choice(loader *ld, const yaml_node_t *node, const char *what,
+                         const char *const *names, int count, int *out) {
+  return get_choice(ld, node, what, names, count, out);
 }
 
 static gf_status get_identifier(loader *ld, const yaml_node_t *node, const char *what,
@@ -805,11 +811,46 @@ static gf_status load_memory_read_mostly(loader *ld, yaml_node_t *key, yaml_node
   return get_bool(ld, value, &ld->managed_read_mostly);
 }
 
+static gf_status load_pool_strategy(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                    void *target) {
+  (void)key, (void)target;
+  int strategy = 0;
+  gf_status status = get_choice(ld, value, "pool strategy", gf_pool_strategy_names,
+                                GF_POOL_STRATEGY_COUNT, &strategy);
+  ld->wf->pool_strategy = (gf_pool_strategy)strategy;
+  return status;
+}
+
+static gf_status load_pool_release_threshold(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                             void *target) {
+  (void)key, (void)target;
+  double bytes = 0;
+  gf_status status = get_number(ld, value, GF_NAMES_PARAMS | GF_NAMES_GRID, &bytes);
+  if (status) return status;
+  if (!(bytes >= 0 && bytes <= (double)MAX_FIELD_BYTES) || bytes != floor(bytes))
+    return gf_load_fail(ld, value,
+                        "release_threshold must be a whole number of bytes from 0 to "
+                        "2^62, got %g",
+                        bytes);
+  ld->wf->pool_release_threshold = (size_t)bytes;
+  return GF_OK;
+}
+
+static const gf_key_spec pool_keys[] = {
+    {"strategy", 0, load_pool_strategy},
+    {"release_threshold", 0, load_pool_release_threshold},
+};
+
+static gf_status load_memory_pool(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key, (void)target;
+  return gf_load_mapping(ld, value, "memory.pool", pool_keys, COUNT_OF(pool_keys), NULL, NULL,
+                         NULL);
+}
+
 static const gf_key_spec memory_keys[] = {
-    {"default", 0, load_memory_default},
-    {"staging", 0, load_memory_staging},
-    {"prefetch", 0, load_memory_prefetch},
-    {"read_mostly", 0, load_memory_read_mostly},
+    {"default", 0, load_memory_default},   {"staging", 0, load_memory_staging},
+    {"prefetch", 0, load_memory_prefetch}, {"read_mostly", 0, load_memory_read_mostly},
+    {"pool", 0, load_memory_pool},
 };
 
 static gf_status load_memory(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
@@ -878,6 +919,7 @@ static gf_status load_field_init(loader *ld, yaml_node_t *key, yaml_node_t *valu
   (void)key;
   gf_field *field = target;
   gf_status status;
+  ld->init_node = value;
   if (value->type == YAML_MAPPING_NODE) {
     yaml_node_t *values[1] = {NULL};
     if ((status = gf_load_mapping(ld, value, "init", init_keys, 1, NULL, NULL, values)))
@@ -905,12 +947,35 @@ static gf_status load_field_init(loader *ld, yaml_node_t *key, yaml_node_t *valu
   return GF_OK;
 }
 
+static gf_status load_field_scratch(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                    void *target) {
+  (void)key;
+  return get_bool(ld, value, &((gf_field *)target)->scratch);
+}
+
 static const gf_key_spec field_keys[] = {
     {"dtype", 0, load_field_dtype},       {"shape", 0, load_field_shape},
     {"ring", 0, load_field_ring},         {"space", 0, load_field_space},
     {"prefetch", 0, load_field_prefetch}, {"read_mostly", 0, load_field_read_mostly},
-    {"init", 0, load_field_init},
+    {"init", 0, load_field_init},         {"scratch", 0, load_field_scratch},
 };
+
+/* A scratch field is new memory at every step that uses it: nothing to
+ * initialise, and no ring of instances that outlive a step. */
+static gf_status check_scratch(loader *ld, yaml_node_t *name_node, const gf_field *field) {
+  if (!field->scratch) return GF_OK;
+  if (ld->init_node)
+    return gf_load_fail(ld, ld->init_node,
+                        "field '%s' is scratch: it holds nothing until a task of the step "
+                        "writes it, so it takes no init",
+                        field->name);
+  if (field->ring != 1)
+    return gf_load_fail(ld, name_node,
+                        "field '%s' is scratch: it lives within one step, so it has one "
+                        "instance, not a ring of %d",
+                        field->name, field->ring);
+  return GF_OK;
+}
 
 static gf_status load_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
@@ -942,10 +1007,11 @@ static gf_status load_fields(loader *ld, yaml_node_t *key, yaml_node_t *value, v
     field->loc = gf_load_loc(ld, name_node);
     char *what = gf_asprintf("field '%s'", name);
     if (!what) return load_oom(ld);
+    ld->init_node = NULL;
     status = gf_load_mapping(ld, gf_load_node(ld, pairs[i].value), what, field_keys,
                              COUNT_OF(field_keys), field, NULL, NULL);
     free(what);
-    if (status) return status;
+    if (status || (status = check_scratch(ld, name_node, field))) return status;
     int managed = field->space == GF_SPACE_MANAGED;
     if (field->prefetch < 0) field->prefetch = managed && ld->managed_prefetch;
     if (field->read_mostly < 0) field->read_mostly = managed && ld->managed_read_mostly;
@@ -1436,6 +1502,11 @@ static gf_status load_check_fields(loader *ld, yaml_node_t *key, yaml_node_t *va
     for (int j = 0; j < check->nfields; j++)
       if (check->fields[j] == f)
         return gf_load_fail(ld, item, "field '%s' is listed twice in check", name);
+    if (wf->fields[f].scratch)
+      return gf_load_fail(ld, item,
+                          "field '%s' is scratch: it holds nothing between steps, so the check "
+                          "cannot scan it",
+                          name);
     check->fields[check->nfields++] = f;
   }
   return GF_OK;
@@ -1488,7 +1559,8 @@ static gf_status load_check(loader *ld, yaml_node_t *key, yaml_node_t *value, vo
   if (!check->fields) {
     check->fields = gf_calloc((size_t)wf->nfields, sizeof *check->fields);
     if (!check->fields) return load_oom(ld);
-    for (int f = 0; f < wf->nfields; f++) check->fields[check->nfields++] = f;
+    for (int f = 0; f < wf->nfields; f++)
+      if (!wf->fields[f].scratch) check->fields[check->nfields++] = f;
   }
   return GF_OK;
 }
@@ -1519,13 +1591,13 @@ static gf_status default_check(loader *ld) {
   check->fields = gf_calloc((size_t)wf->nfields + 1, sizeof *check->fields);
   if (!check->fields) return load_oom(ld);
   for (int f = 0; f < wf->nfields; f++) {
-    int written = 0;
+    int written = wf->fields[f].scratch ? -1 : 0; /* a scratch field is not kept: not checked */
     for (int t = 0; t < wf->ntasks && !written; t++)
       for (int a = 0; a < wf->tasks[t].naccess; a++)
         if (wf->tasks[t].access[a].ref.field == f &&
             wf->tasks[t].access[a].access != GF_ACCESS_READ)
           written = 1;
-    if (written) check->fields[check->nfields++] = f;
+    if (written > 0) check->fields[check->nfields++] = f;
   }
   check->every = check->nfields ? GF_CHECK_DEFAULT_EVERY : 0;
   check->finite = 1;
@@ -2066,6 +2138,8 @@ static gf_status load_document(loader *ld, const gf_override *overrides, int nov
 
   wf->default_space = GF_SPACE_DEVICE;
   wf->staging = 0; /* not given: default_staging() */
+  wf->pool_strategy = GF_POOL_RESOURCE_AWARE;
+  wf->pool_release_threshold = SIZE_MAX;
   wf->schedule = gf_schedule_find("auto");
   wf->decomp.corners = 1;
   wf->decomp.overlap = 1;

@@ -50,6 +50,7 @@ typedef struct gf_field {
   gf_space space;
   int prefetch;    /* managed: prefetch to the device before the loop */
   int read_mostly; /* managed: advise read-mostly */
+  int scratch;     /* 1: a temporary, allocated from the pool for each step that uses it */
   gf_init_kind init_kind;
   double init_value;  /* GF_INIT_CONST */
   gf_expr *init_expr; /* GF_INIT_EXPR: of i0..i2, x0..x2 and parameters */
@@ -83,6 +84,7 @@ typedef struct gf_file {
   int field;
   int64_t planes;
   size_t plane_bytes;
+  int format; /* `format:`, an index into gf_out_formats (output_format.h); 0 raw */
   const gf_image_spec *image; /* the image task's, or NULL */
 } gf_file;
 
@@ -182,7 +184,9 @@ typedef struct gf_workflow {
   int64_t steps;
   const gf_schedule *schedule;
   gf_space default_space;
-  int staging; /* output staging buffers */
+  int staging;                    /* output staging buffers */
+  gf_pool_strategy pool_strategy; /* memory.pool.strategy: where scratch fields come from */
+  size_t pool_release_threshold;  /* memory.pool.release_threshold; SIZE_MAX: keep all */
 
   gf_boundary boundary;     /* grid.boundary */
   gf_decomposition decomp;  /* decomposition:, exchange: and this process's block */

@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config libyaml-dev liblua5.4-dev libpng-dev graphviz libopenmpi-dev openmpi-bin)
+packages=(build-essential cmake pkg-config libyaml-dev liblua5.4-dev libpng-dev libhdf5-dev graphviz libopenmpi-dev
+  openmpi-bin libhdf5-openmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -15,7 +15,7 @@ setup() {
   # its tool is installed and says so when it is not.
   if [ "${CI:-}" = true ]; then
     local missing=() p
-    for p in valgrind clang-14 libclang-rt-14-dev hipcc libamdhip64-dev python3 slurm-wlm munge; do
+    for p in valgrind hdf5-tools libxml2-utils clang-14 libclang-rt-14-dev hipcc libamdhip64-dev python3 slurm-wlm munge; do
       dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then

@@ -38,9 +38,19 @@ add_test(NAME sweep
 # and its references, an interrupted run's run.json.
 add_test(NAME batch
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/batch.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+# Scratch fields and the pool: the seed's race (the naive pool loses it, the
+# resource-aware pool writes the preallocated run's bits) and the wave with
+# per-step temporaries under every schedule.
+add_test(NAME scratch
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/scratch.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
 # scripts/test.sh's stages: every stage runs, the summary counts for real.
 add_test(NAME test_stages
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/stages.sh ${PROJECT_SOURCE_DIR})
+# format: hdf5 read back with h5dump: the raw run's values bit for bit, the
+# attributes and scales, the XDMF, an interrupted run, a full disk, bad values.
+add_test(NAME hdf5
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/hdf5.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+set_tests_properties(hdf5 PROPERTIES SKIP_RETURN_CODE 77)
 # Runs split over MPI ranks (mpirun, CPU backend): bit-identical to one
 # process and to an independent reference, errors, stopping together.
 if(MPI_C_FOUND)

@@ -16,6 +16,24 @@ static inline FILE *quiet(void) {
   return sink;
 }
 
+/* Loads workflow `text` (named `path` in messages) with the built-in kernels;
+ * `diag` then reports against it, quietly. */
+static inline gf_status load_text(const char *path, const char *text, gf_diag *diag,
+                                  gf_workflow **wf) {
+  gf_registry *registry = gf_registry_create();
+  gf_kernels_register_builtin(gf_registry_registrar(registry));
+  gf_diag_init(diag, NULL, NULL);
+  diag->out = quiet();
+  *wf = NULL;
+  gf_status st =
+      gf_workflow_load_text(path, text, strlen(text), NULL, 0, registry, NULL, diag, wf, NULL);
+  gf_registry_free(registry);
+  if (st != GF_OK) return st;
+  gf_diag_init(diag, (*wf)->path, (*wf)->source);
+  diag->out = quiet();
+  return GF_OK;
+}
+
 /* Loads `path` with overrides ("key=value" strings) and builds its plan. */
 static inline gf_status load_plan(const char *path, const char *const *sets, int nsets,
                                   gf_diag *diag, gf_workflow **wf, gf_plan **plan) {

@@ -243,19 +243,10 @@ static void test_regions(void) {
       "    - {name: left, copy: {from: A, to: C}, stream: 's[0]'}\n"
       "    - {name: right, copy: {from: B, to: C}, stream: 's[1]'}\n"
       "schedule: events\n";
-  gf_registry *registry = gf_registry_create();
-  gf_kernels_register_builtin(gf_registry_registrar(registry));
   gf_diag diag;
-  gf_diag_init(&diag, NULL, NULL);
-  diag.out = quiet();
   gf_workflow *wf = NULL;
-  CHECK_INT(gf_workflow_load_text("regions.yaml", text, sizeof text - 1, NULL, 0, registry, NULL,
-                                  &diag, &wf, NULL),
-            GF_OK);
-  gf_registry_free(registry);
+  CHECK_INT(load_text("regions.yaml", text, &diag, &wf), GF_OK);
   if (!wf) return;
-  gf_diag_init(&diag, wf->path, wf->source);
-  diag.out = quiet();
   gf_task *left = &wf->tasks[0], *right = &wf->tasks[1];
   gf_region *lw = &left->access[1].region, *rw = &right->access[1].region;
   CHECK_INT(left->access[1].access, GF_ACCESS_WRITE);
@@ -293,6 +284,45 @@ static void test_regions(void) {
 
 static int compare_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Scratch fields (workflows/wave2d_scratch.yaml): each used step gets its
+ * alloc right before its first use and its free right after its last, on
+ * that use's stream; under auto the work array is written on an IO stream
+ * and freed on compute after the kernel that read it. */
+static void test_scratch_lifetimes(void) {
+  for (int pass = 0; pass < 2; pass++) {
+    gf_diag diag;
+    gf_workflow *wf;
+    gf_plan *plan;
+    const char *sets[] = {pass ? "schedule=auto" : "schedule=events"};
+    CHECK_INT(load_plan("../workflows/wave2d_scratch.yaml", sets, 1, &diag, &wf, &plan), GF_OK);
+    int nops;
+    const gf_op *ops = plan_to(plan, 10, &diag, &nops);
+    CHECK_INT(count_ops(ops, nops, GF_OP_ALLOC), 2);
+    CHECK_INT(count_ops(ops, nops, GF_OP_FREE), 2);
+    const char *first[2] = {"work", "pack"}, *last[2] = {"step", "snapshot"};
+    for (int k = 0; k < 2; k++) {
+      int field = k == 0 ? 2 : 3; /* W, P */
+      CHECK_STR(wf->fields[field].name, k == 0 ? "W" : "P");
+      int alloc = -1, free_at = -1, first_use = -1, last_use = -1;
+      for (int i = 0; i < nops; i++) {
+        if (ops[i].kind == GF_OP_ALLOC && ops[i].other == field) alloc = i;
+        if (ops[i].kind == GF_OP_FREE && ops[i].other == field) free_at = i;
+        if (ops[i].kind == GF_OP_TASK && ops[i].task == task_index(wf, first[k])) first_use = i;
+        if (ops[i].kind == GF_OP_TASK && ops[i].task == task_index(wf, last[k])) last_use = i;
+      }
+      CHECK(alloc >= 0 && first_use == alloc + 1);
+      CHECK(free_at >= 0 && last_use == free_at - 1);
+      if (alloc < 0 || free_at < 0 || first_use < 0 || last_use < 0) continue;
+      CHECK_INT(ops[alloc].stream, ops[first_use].stream);
+      CHECK_INT(ops[free_at].stream, ops[last_use].stream);
+      if (pass && k == 0) /* auto: the copy on an IO stream, the kernel on compute */
+        CHECK(ops[alloc].stream != ops[free_at].stream);
+    }
+    gf_plan_free(plan);
+    gf_workflow_free(wf);
+  }
 }
 
 /* Every file in bad_plan/ loads, then fails planning or validation with
@@ -401,6 +431,7 @@ int main(void) {
   RUN(test_topological_order);
   RUN(test_regions);
   RUN(test_in_place);
+  RUN(test_scratch_lifetimes);
   RUN(test_bad_plan_corpus);
   return check_summary();
 }

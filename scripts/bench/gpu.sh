@@ -26,31 +26,14 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 bin=${BIN:-.device/bin}
 repeat=${REPEAT:-5}
-out=/dev/shm
-[ -d "$out" ] && [ -w "$out" ] || out=${TMPDIR:-/tmp}
-tmp=$(mktemp -d "$out/gflow-gpu-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-json() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
-low() { sort -g | head -1; }
-calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+. scripts/bench/lib.sh
 
 # hand PROGRAM ARGS...: best "took X milliseconds" of --repeat runs in one process
 hand_ms() {
   "$bin/$1" "${@:2}" --repeat "$repeat" >"$tmp/hand.log" 2>&1 || { cat "$tmp/hand.log" >&2; echo nan; return; }
   sed -n 's/.*took \([0-9.]*\) milliseconds.*/\1/p' "$tmp/hand.log" | low
 }
-# gflow WORKFLOW --set ...: best loop time in ms; the last run's outputs stay in $tmp/g
-gflow_ms() {
-  local wf=$1
-  shift
-  for _ in $(seq "$repeat"); do
-    rm -rf "$tmp/g"
-    "$bin/gflow" run "$wf" --backend gpu --quiet --out "$tmp/g" "$@" 2>"$tmp/err" || { cat "$tmp/err" >&2; echo nan; continue; }
-    calc "$(json "$tmp/g/timings.json" total_s) * 1000"
-    echo
-  done | low
-}
+# gflow_ms (lib.sh) leaves the last run's outputs in $tmp/g
 # same FILE: whether FILE is gflow events' array_out.dat bit for bit (then
 # removed); a difference is also counted in $tmp/differ (same runs in $(...))
 same() {

@@ -9,7 +9,11 @@
 #      NVTX ranges (counted by libnvtx_count.so);
 #   4. checkpoint and restart: runs killed after a checkpoint (every schedule) or
 #      stopped by SIGUSR1, restarted, bit-identical to an uninterrupted run;
-#   4. faults: out of memory, a device that does not exist.
+#   5. the pool's race (workflows/scratch_race.yaml, seed 002): the
+#      resource-aware and async pools write the preallocated run's bits, the
+#      naive pool does not and its report names the hazard; per-step
+#      temporaries (wave2d_scratch.yaml) write wave2d.yaml's bits;
+#   6. faults: out of memory, a device that does not exist.
 # Ends with `N passed, N failed`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -68,6 +72,31 @@ for wf in workflows/*.yaml; do
     done
   done
   echo "   $(echo "$outputs" | wc -w) output file(s) compared over ${#strategies[@]} strategies x 4 schedules"
+done
+
+echo "== the pool's race on the GPU (scratch_race.yaml, a slow kernel of 8192^2)"
+race=(workflows/scratch_race.yaml --backend gpu --set params.slow_edge=8192)
+expect_exit 0 "race, preallocated" -- "$gflow" run "${race[@]}" --quiet --out "$tmp/race-ref" \
+  --set fields.Ta.scratch=false --set fields.Tb.scratch=false
+for strategy in resource-aware async naive; do
+  expect_exit 0 "race, $strategy pool" -- "$gflow" run "${race[@]}" --out "$tmp/race-$strategy" \
+    --set memory.pool.strategy=$strategy
+  echo "   $strategy: $(echo "$err" | grep -m1 'pool (')"
+  if [ $strategy = naive ]; then
+    expect_contains "$err" "the naive pool handed chunks freed on one stream" "the naive report names the hazard"
+    cmp -s "$tmp/race-ref/a.dat" "$tmp/race-naive/a.dat" &&
+      fail "the naive pool's a.dat is the preallocated run's: the race did not happen on the GPU" || pass
+  else
+    cmp -s "$tmp/race-ref/a.dat" "$tmp/race-$strategy/a.dat" && cmp -s "$tmp/race-ref/b.dat" "$tmp/race-$strategy/b.dat" &&
+      pass || fail "the $strategy pool's outputs differ from the preallocated run's"
+  fi
+done
+expect_exit 0 "wave2d" -- "$gflow" run workflows/wave2d.yaml --backend gpu --quiet --out "$tmp/pool-w"
+for strategy in resource-aware async; do
+  expect_exit 0 "wave2d_scratch, $strategy" -- "$gflow" run workflows/wave2d_scratch.yaml --backend gpu \
+    --quiet --out "$tmp/pool-ws-$strategy" --set memory.pool.strategy=$strategy
+  cmp -s "$tmp/pool-w/array_out.dat" "$tmp/pool-ws-$strategy/array_out.dat" && pass ||
+    fail "wave2d_scratch ($strategy) differs from wave2d"
 done
 
 echo "== wave, heat, stencil: every dimension, order and dtype, GPU bits against the CPU"

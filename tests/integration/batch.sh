@@ -120,19 +120,10 @@ expect_contains "$err" "$tmp/bad.txt:1: expected KEY=VALUE... METRIC<=X or METRI
 expect_exit 66 "collect, no runs" -- "$gflow" collect "$tmp/t/nothing-here"
 
 # ---- an interrupted run: complete false ----------------------------------------------
-set -m # job control: a background job gets SIGINT delivered, not ignored
 # compute only, 1024^2 x 20000 steps: many seconds on any machine
-"$gflow" run "$repo/workflows/wave2d_compute.yaml" --backend cpu --set 'grid.shape=[1024,1024]' \
-  --set params.nt=20000 --out "$tmp/int" --quiet 2>"$tmp/int.err" &
-pid=$!
-set +m
-for _ in $(seq 300); do
-  compgen -G "$tmp/int/.final.dat.partial-*" >/dev/null && break
-  sleep 0.1
-done
-sleep 0.5
-kill -s INT "$pid"
-wait "$pid" && status=0 || status=$?
+interrupt_run "$tmp/int/.final.dat.partial-*" "$tmp/int.err" "$gflow" run \
+  "$repo/workflows/wave2d_compute.yaml" --backend cpu --set 'grid.shape=[1024,1024]' \
+  --set params.nt=20000 --out "$tmp/int" --quiet
 [ "$status" -eq 130 ] && pass || fail "SIGINT: exit $status; $(cat "$tmp/int.err")"
 problems=$(python3 -c '
 import json, sys

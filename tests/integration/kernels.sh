@@ -41,5 +41,5 @@ expect_exit 0 "wave3d.yaml unstable, validate" -- "$gflow" validate "$repo/workf
 expect_contains "$err" "kernel wave is unstable with these arguments: |V|*dt*sqrt(sum of 1/dx^2) is 0.866, above 0.7844" "wave stability"
 expect_exit 65 "a source outside the grid" -- "$gflow" validate "$repo/workflows/wave3d.yaml" \
   --set 'grid.shape=[32,32,32]'
-expect_contains "$err" "wave3d.yaml:43:20: argument 'sources' of wave: index 40 is outside the grid (0..31) on axis 0" "located, not a crash"
+expect_contains "$err" "wave3d.yaml:46:20: argument 'sources' of wave: index 40 is outside the grid (0..31) on axis 0" "located, not a crash"
 finish

@@ -39,6 +39,23 @@ wait_for() {
   compgen -G "$1" >/dev/null
 }
 
+# interrupt_run GLOB ERRFILE COMMAND...: runs COMMAND in the background as
+# $pid (its stderr into ERRFILE) until a file matching GLOB exists (its loop
+# runs), half a second more, then sends it SIGINT and waits; $status is its
+# exit status.
+interrupt_run() {
+  local glob=$1 errfile=$2
+  shift 2
+  set -m # job control: a background job gets SIGINT delivered, not ignored
+  "$@" 2>"$errfile" &
+  pid=$!
+  set +m
+  wait_for "$glob" 30
+  sleep 0.5
+  kill -s INT "$pid"
+  wait "$pid" && status=0 || status=$?
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

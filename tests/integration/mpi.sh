@@ -107,6 +107,47 @@ expect_exit 0 "wave2d on 4 ranks (auto, overlap)" -- mpi 4 run "${wave[@]}" --se
 cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-auto/array_out.dat" && pass ||
   fail "wave2d on 4 ranks under auto differs from one process"
 
+echo "== the built-in kernels split over ranks (3-D, halo 4, point sources, a pattern field)"
+for wf in wave3d heat; do
+  expect_exit 0 "$wf, one process" -- "$gflow" run "workflows/$wf.yaml" --quiet --set schedule=auto \
+    --out "$tmp/$wf-1"
+  expect_exit 0 "$wf on 2 ranks" -- mpi 2 run "workflows/$wf.yaml" --quiet --set schedule=auto \
+    --out "$tmp/$wf-2"
+  cmp -s "$tmp/$wf-1/final.dat" "$tmp/$wf-2/final.dat" && pass || fail "$wf on 2 ranks differs"
+done
+
+echo "== hdf5 outputs split over ranks (parallel HDF5): the one-process file"
+if command -v h5dump >/dev/null; then
+  h5=(--set loop.tasks.1.output.format=hdf5 --set loop.tasks.1.output.file=x.h5)
+  dataset() { h5dump -d "/$2" -b LE -o "$tmp/dataset.bin" "$1" >/dev/null 2>&1 && cat "$tmp/dataset.bin"; }
+  scales() { h5dump -A 0 -d /step -d /time -d /x0 -d /x1 "$1" 2>&1 | sed 1d; }
+  expect_exit 0 "blur hdf5, one process" -- "$gflow" run $blur "${h5[@]}" --quiet --out "$tmp/h5-1"
+  dataset "$tmp/h5-1/x.h5" x | cmp -s - "$tmp/one-copy/x.dat" && pass ||
+    fail "blur hdf5, one process: the dataset differs from the raw file"
+  # uneven blocks (3 ranks), a split along the fast axis ([1, 4]), and wave2d
+  for run in "3|" "4|--set decomposition=[1,4]"; do
+    np=${run%%|*} extra=${run#*|}
+    # shellcheck disable=SC2086
+    expect_exit 0 "blur hdf5 on $np ranks $extra" -- mpi "$np" run $blur "${h5[@]}" $extra --quiet \
+      --out "$tmp/h5-$np"
+    dataset "$tmp/h5-$np/x.h5" x | cmp -s - "$tmp/one-copy/x.dat" && pass ||
+      fail "blur hdf5 on $np ranks: the dataset differs from one process's"
+    [ "$(scales "$tmp/h5-1/x.h5")" = "$(scales "$tmp/h5-$np/x.h5")" ] && pass ||
+      fail "blur hdf5 on $np ranks: the step, time and cell scales differ from one process's"
+    cmp -s "$tmp/h5-1/x.h5.xdmf" "$tmp/h5-$np/x.h5.xdmf" && pass ||
+      fail "blur hdf5 on $np ranks: the XDMF differs from one process's"
+    expect_contains "$(h5dump -a /ranks "$tmp/h5-$np/x.h5")" "(0): $np" "the file says $np ranks"
+    expect_contains "$(h5dump -a /complete "$tmp/h5-$np/x.h5")" "(0): TRUE" "$np ranks: complete"
+  done
+  wave_h5=(--set loop.tasks.1.output.format=hdf5 --set loop.tasks.1.output.file=u.h5)
+  expect_exit 0 "wave2d hdf5 on 2 ranks" -- mpi 2 run "${wave[@]}" "${wave_h5[@]}" --out "$tmp/wave-h5"
+  dataset "$tmp/wave-h5/u.h5" U | cmp -s - "$tmp/wave-1/array_out.dat" && pass ||
+    fail "wave2d hdf5 on 2 ranks differs from one process's raw file"
+else
+  echo "mpi.sh: h5dump not installed (apt-get install hdf5-tools): hdf5 under MPI not tested" >&2
+  [ "${CI:-}" = true ] && fail "CI needs h5dump"
+fi
+
 echo "== errors"
 expect_exit 65 "decomposition for another rank count" -- mpi 3 run workflows/ghost_exchange.yaml \
   --set 'grid.shape=[44,44]' --out "$tmp/wrong"
@@ -135,18 +176,37 @@ started() { # started DIR: the time loop runs (its output file is open)
   done
   return 1
 }
-mpi 2 run "${long[@]}" --out "$tmp/stop" 2>"$tmp/stop.err" &
-job=$!
-started "$tmp/stop" && sleep 1
-pid=$(rank_pid 1 "$tmp/stop")
-kill -TERM "$pid" 2>/dev/null
-wait $job
+signal_rank_1() { # signal_rank_1 SIGNAL NAME: a long run on 2 ranks, rank 1 signalled
+  mpi 2 run "${long[@]}" --out "$tmp/$2" 2>"$tmp/$2.err" &
+  local job=$!
+  started "$tmp/$2" && sleep 1
+  kill -"$1" "$(rank_pid 1 "$tmp/$2")" 2>/dev/null
+  wait $job
+}
+signal_rank_1 TERM stop
 status=$?
 [ "$status" -ne 0 ] && pass || fail "SIGTERM to rank 1: mpirun exited 0"
 expect_contains "$(cat "$tmp/stop.err")" "gflow: rank 0: interrupted by SIGTERM at step" "every rank stops on rank 1's signal"
 grep -q '"complete": false' "$tmp/stop/x.dat.json" && pass || fail "the stopped run's sidecar says incomplete"
 [ "$(grep -c 'interrupted by SIGTERM at step' "$tmp/stop.err")" -eq 1 ] && pass ||
   fail "rank 0 speaks for the job once: $(cat "$tmp/stop.err")"
+if command -v h5dump >/dev/null; then # the same with an HDF5 output: complete FALSE
+  mpi 2 run "${long[@]}" --set loop.tasks.1.output.format=hdf5 --set loop.tasks.1.output.file=x.h5 \
+    --out "$tmp/stop-h5" 2>"$tmp/stop-h5.err" &
+  job=$!
+  for _ in $(seq 600); do # until the loop runs: its temporary file is there
+    compgen -G "$tmp/stop-h5/.x.h5.partial-*" >/dev/null && break
+    sleep 0.1
+  done
+  pid=$(rank_pid 1 "$tmp/stop-h5")
+  sleep 1
+  kill -TERM "$pid" 2>/dev/null
+  wait $job
+  expect_contains "$(h5dump -a /complete "$tmp/stop-h5/x.h5" 2>&1)" "(0): FALSE" \
+    "a stopped hdf5 run on 2 ranks says complete FALSE"
+  expect_contains "$(h5dump -a /interrupted_by "$tmp/stop-h5/x.h5" 2>&1)" '"SIGTERM"' \
+    "a stopped hdf5 run on 2 ranks: interrupted_by"
+fi
 
 bad=(workflows/wave2d.yaml --set 'grid.shape=[64,64]' --set 'fields.V.init=vel + (i0 == 50 and i1 == 40) * 1e39'
   --set 'check={every: 7, fields: [U]}')
@@ -155,12 +215,7 @@ expect_contains "$err" "gflow: rank 1: check failed at step 6: field 'U' instanc
 expect_contains "$err" "at cell [" "the cell is in the grid's indices"
 grep -q '"complete": false' "$tmp/check/array_out.dat.json" && pass || fail "the checked run's sidecar says incomplete"
 
-mpi 2 run "${long[@]}" --out "$tmp/kill" 2>"$tmp/kill.err" &
-job=$!
-started "$tmp/kill" && sleep 1
-pid=$(rank_pid 1 "$tmp/kill")
-kill -KILL "$pid" 2>/dev/null
-wait $job
+signal_rank_1 KILL kill
 status=$?
 [ "$status" -ne 0 ] && [ "$status" -ne 124 ] && pass || fail "a killed rank: mpirun exit $status"
 expect_contains "$(cat "$tmp/kill.err")" "exited on signal 9 (Killed)" "mpirun says which rank died"

@@ -138,8 +138,9 @@ for dir in sweeps/cluster/p*/; do
 done
 # ---- restart after a time limit: run.sbatch, SIGUSR1, requeue ----------------------
 # The template as a user submits it, less its GPU line, on a run long enough
-# to be signalled in the middle (192 x 192, 480 steps).
-sets="--set schedule=events --set 'grid.shape=[192,192]'"
+# to be signalled in the middle on an idle machine too (192 x 192, 8000
+# steps, about 8 s; the snapshots stop at step 478).
+sets="--set schedule=events --set 'grid.shape=[192,192]' --set loop.steps=8000"
 sed -e '/--gpus-per-task/d' -e "s|--set schedule=events|$sets|" \
   "$repo/scripts/slurm/run.sbatch" >run.sbatch
 export GFLOW=$gflow WORKFLOW=$repo/workflows/wave2d.yaml
@@ -164,8 +165,8 @@ expect_contains "$log" "gflow: checkpointed at step " "run.sbatch: gflow checkpo
 expect_contains "$log" "gflow checkpointed; requeueing job $job" "run.sbatch: requeued"
 expect_contains "$log" "restarted from the checkpoint at step " "run.sbatch: the requeued run restarted"
 expect_contains "$(cat "out/$job/run.json" 2>/dev/null)" '"complete": true' "run.sbatch: complete"
-"$gflow" run "$WORKFLOW" --set schedule=events --set 'grid.shape=[192,192]' --out direct-run --quiet \
-  2>/dev/null
+"$gflow" run "$WORKFLOW" --set schedule=events --set 'grid.shape=[192,192]' --set loop.steps=8000 \
+  --out direct-run --quiet 2>/dev/null
 cmp -s "out/$job/array_out.dat" direct-run/array_out.dat && pass ||
   fail "run.sbatch: the checkpointed and requeued job's outputs differ from a direct run; log: $log"
 # ---- an MPI job: scripts/slurm/mpi.sbatch, srun --mpi=pmix, 2 ranks -------------------

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# valgrind.sh GFLOW REPO [JOBS] - memcheck over a small wave2d run, a run with
+# valgrind.sh GFLOW REPO [JOBS] - memcheck over a small wave2d run (raw and hdf5), a run with
 # checkpoints and a stateful Lua hook, and over
 # every error path of the bad-input corpora: zero errors and zero definite or
 # indirect leaks. GFLOW must be a build without sanitizers.
@@ -30,6 +30,7 @@ export -f memcheck
 
 {
   printf '%s\0' "wave2d 32x32 run|0|run|$repo/workflows/wave2d.yaml|--backend|cpu|--threads|2|--set|grid.shape=[32,32]|--out|$tmp/small|--quiet"
+  printf '%s\0' "wave2d 32x32 hdf5 run|0|run|$repo/workflows/wave2d.yaml|--backend|cpu|--threads|2|--set|grid.shape=[32,32]|--set|loop.tasks.1.output.format=hdf5|--out|$tmp/small-hdf5|--quiet"
   printf '%s\0' "checkpoints and a stateful hook|0|run|$repo/tests/integration/noisy.yaml|--set|loop.steps=100|--set|loop.tasks.1.output.planes=10|--out|$tmp/noisy|--quiet"
   printf '%s\0' "wave2d validate|0|validate|$repo/workflows/wave2d.yaml"
   printf '%s\0' "seed events dag|0|dag|$repo/workflows/wave2d_seed_events.yaml"

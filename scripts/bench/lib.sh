@@ -1,0 +1,26 @@
+# lib.sh - what the GPU-side benchmark scripts share (sourced by gpu.sh and
+# pool.sh): a temporary folder for outputs in /dev/shm (else $TMPDIR), removed
+# on exit, and helpers. Set `bin` (the binaries' folder) and `repeat` first;
+# `gflow` (default $bin/gflow) and `backend` (default gpu) may be set too.
+out=/dev/shm
+[ -d "$out" ] && [ -w "$out" ] || out=${TMPDIR:-/tmp}
+tmp=$(mktemp -d "$out/gflow-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+json() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
+low() { sort -g | head -1; }
+calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+
+# gflow_ms WORKFLOW [--set ...]: gflow's loop time from timings.json in ms,
+# best of $repeat runs
+gflow_ms() {
+  local wf=$1
+  shift
+  for _ in $(seq "$repeat"); do
+    rm -rf "$tmp/g"
+    "${gflow:-$bin/gflow}" run "$wf" --backend "${backend:-gpu}" --quiet --out "$tmp/g" "$@" 2>"$tmp/err" ||
+      { cat "$tmp/err" >&2; echo nan; continue; }
+    calc "$(json "$tmp/g/timings.json" total_s) * 1000"
+    echo
+  done | low
+}

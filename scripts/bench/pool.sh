@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# pool.sh - the temporaries' pool (runner/pool.c), in one run:
+#   1. allocations per second (pool_bench, scripts/bench/pool_bench.c): an
+#      allocation per step through hipMalloc/hipFree, through hipMallocAsync,
+#      and through gflow's resource-aware and naive pools; 1 MiB on one stream,
+#      1 MiB taking two streams in turn, and 2 MiB over two streams (each
+#      allocation can only reuse what the other stream freed: the
+#      resource-aware pool asks that stream's event);
+#   2. the seed workload with per-step temporaries (workflows/wave2d_scratch.yaml:
+#      a work array and the snapshots' pack buffers as scratch fields, 256^2,
+#      640 steps) against the same run with the fields preallocated, and
+#      workflows/wave2d.yaml for reference: the loop's time, best of REPEAT.
+# Targets (issue 13, on the GPU): the resource-aware pool at least 10x the
+# per-step rate and no slower than async; per-step temporaries within 1.02x
+# of preallocated.
+#   scripts/bench/pool.sh                          # GPU: binaries of scripts/gpu/build-nvidia.sh
+#   BACKEND=cpu GFLOW=build/gflow POOL_BENCH=build/bench/pool_bench scripts/bench/pool.sh
+# Environment: BACKEND (gpu), BIN (.device/bin), GFLOW ($BIN/gflow),
+# POOL_BENCH ($BIN/pool_bench), REPEAT (5), PAIRS (100000).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+backend=${BACKEND:-gpu}
+bin=${BIN:-.device/bin}
+gflow=${GFLOW:-$bin/gflow}
+bench=${POOL_BENCH:-$bin/pool_bench}
+repeat=${REPEAT:-5}
+pairs=${PAIRS:-100000}
+. scripts/bench/lib.sh
+
+echo "1. allocations per second"
+for row in "1048576:1" "1048576:2" "2097152:2"; do
+  IFS=: read -r bytes streams <<<"$row"
+  echo
+  "$bench" --backend "$backend" --bytes "$bytes" --streams "$streams" --pairs "$pairs" --repeat "$repeat" ||
+    echo "pool_bench failed"
+done
+
+echo
+echo "2. seed workload, 256^2, 640 steps, a snapshot every step (outputs in $out)"
+printf '%-54s %10s %10s\n' "run" "ms" "ratio"
+pre=$(gflow_ms workflows/wave2d_scratch.yaml --set check=off --set fields.W.scratch=false \
+  --set fields.P.scratch=false --set fields.P.ring=5)
+printf '%-54s %10.3f %10s\n' "wave2d_scratch, fields preallocated" "$pre" "1.000"
+for strategy in resource-aware async; do
+  ms=$(gflow_ms workflows/wave2d_scratch.yaml --set check=off --set memory.pool.strategy=$strategy)
+  printf '%-54s %10.3f %10s\n' "wave2d_scratch, per-step temporaries, $strategy" "$ms" "$(calc "$ms / $pre")"
+done
+ms=$(gflow_ms workflows/wave2d.yaml --set check=off)
+printf '%-54s %10.3f %10s\n' "wave2d (no work array, no pack buffers)" "$ms" "$(calc "$ms / $pre")"

@@ -1,74 +1,32 @@
-/* wave2d_async_streams.hip - the seed's concurrent IO with stream synchronisation
- * (the HIP course's wave2d_async_streams.cpp).
+/* wave2d_async_streams.hip - concurrent IO, the host synchronising streams
+ * (the HIP course's wave2d_async_streams.cpp), done well.
  *
- * Five wavefields, five IO streams, one compute stream, five events, pinned
- * output. Per step n: the host synchronises IO streams (n+2)%5, (n+1)%5, n%5
- * and the compute stream; launch on the compute stream; record event n%5; if
- * n > 2, with c = n-1: IO stream c%5 waits on event c%5, then copies U[c%5]
- * to plane c asynchronously.
- *
- * The seed copies with hipMemcpy3DAsync from the allocation's base pointer
- * because an async copy to an address inside a pinned allocation failed
- * silently on AMD; on NVIDIA a plain hipMemcpyAsync to the plane's address
- * moves the same bytes (the files are compared with cmp).
+ * Five rotating fields, a compute stream, five IO streams. Step n writes
+ * field (n+2)%5; IO stream (n+2)%5 waits for it on an event and copies it
+ * into plane n+2 (pinned, one allocation each). Before step n overwrites a
+ * field, the host synchronises the one IO stream still copying it (the seed
+ * synchronised three IO streams and the compute stream every step). Events
+ * have timing disabled; the loop is bench_async_loop of wave2d_common.hip.
  */
 #include "wave2d_common.hip"
 
 int main(int argc, char **argv) {
-  seed_setup s = seed_setup_from_args(argc, argv);
-  const int nscratch = 5;
-  float_type *U_ds[nscratch], *V_d = NULL;
-  seed_fields(s, nscratch, U_ds, &V_d);
-  const size_t nbytes_U = s.N0 * s.N1 * sizeof(float_type);
-  float_type *out_h = NULL;
-  if (s.io) {
-    const size_t out_bytes = (size_t)s.NT * nbytes_U;
-    BENCH_CHECK(hipHostMalloc((void **)&out_h, out_bytes, hipHostMallocDefault));
-    memset(out_h, 0, out_bytes);
+  bench b = bench_setup(argc, argv, " [--no-io]");
+  bench_async a;
+  bench_async_create(b, a);
+  float **planes = bench_planes(b);
+  bench_timer timer = bench_timer_create();
+  bench_warm_up(b, a.U, a.compute);
+  for (int r = 0; r < b.repeat; r++) {
+    bench_zero(b, BENCH_RING, a.U, a.compute);
+    bench_timer_start(timer, a.compute);
+    bench_async_loop(b, a, planes, 1);
+    bench_report(b, "asynchronous (streams)", bench_timer_stop(timer, a.compute));
   }
-  hipStream_t compute_stream, streams[nscratch];
-  hipEvent_t events[nscratch];
-  BENCH_CHECK(hipStreamCreateWithFlags(&compute_stream, hipStreamNonBlocking));
-  for (int i = 0; i < nscratch; i++) {
-    BENCH_CHECK(hipStreamCreateWithFlags(&streams[i], hipStreamNonBlocking));
-    BENCH_CHECK(hipEventCreateWithFlags(&events[i], hipEventDefault));
-  }
-
-  for (int r = 0; r < s.repeat; r++) {
-    seed_zero_fields(s, nscratch, U_ds);
-    double start = now_ms();
-    for (int n = 0; n < s.NT; n++) {
-      BENCH_CHECK(hipStreamSynchronize(streams[(n + 2) % nscratch]));
-      BENCH_CHECK(hipStreamSynchronize(streams[(n + 1) % nscratch]));
-      BENCH_CHECK(hipStreamSynchronize(streams[n % nscratch]));
-      BENCH_CHECK(hipStreamSynchronize(compute_stream));
-      float_type *U0_d = U_ds[n % nscratch];
-      float_type *U1_d = U_ds[(n + 1) % nscratch];
-      float_type *U2_d = U_ds[(n + 2) % nscratch];
-      hipLaunchKernelGGL(wave2d_4o, s.grid, s.block, 0, compute_stream, U0_d, U1_d, U2_d, V_d, s.N0,
-                         s.N1, s.dt2, s.inv_dx02, s.inv_dx12, s.P0, s.P1, seed_pi2fm2t2(s, n));
-      BENCH_CHECK(hipGetLastError());
-      BENCH_CHECK(hipEventRecord(events[n % nscratch], compute_stream));
-      if (s.io && n > 2) {
-        const size_t copy_index = (size_t)n - 1;
-        BENCH_CHECK(
-            hipStreamWaitEvent(streams[copy_index % nscratch], events[copy_index % nscratch], 0));
-        BENCH_CHECK(hipMemcpyAsync((void *)&out_h[copy_index * s.N0 * s.N1],
-                                   U_ds[copy_index % nscratch], nbytes_U, hipMemcpyDeviceToHost,
-                                   streams[copy_index % nscratch]));
-      }
-    }
-    BENCH_CHECK(hipDeviceSynchronize());
-    seed_report(s, "asynchronous", now_ms() - start);
-  }
-  seed_write(s, out_h);
-  for (int i = 0; i < nscratch; i++) {
-    BENCH_CHECK(hipEventDestroy(events[i]));
-    BENCH_CHECK(hipStreamDestroy(streams[i]));
-    BENCH_CHECK(hipFree(U_ds[i]));
-  }
-  BENCH_CHECK(hipStreamDestroy(compute_stream));
-  BENCH_CHECK(hipFree(V_d));
-  if (out_h) BENCH_CHECK(hipHostFree(out_h));
+  bench_write(b, planes);
+  bench_free_planes(b, planes);
+  bench_timer_destroy(timer);
+  bench_async_destroy(a);
+  bench_finish(b);
   return 0;
 }

@@ -1,40 +1,41 @@
-/* wave2d_sync.hip - the seed's synchronous schedule (the HIP course's wave2d_sync.cpp).
+/* wave2d_sync.hip - the synchronous schedule (the HIP course's wave2d_sync.cpp), done well.
  *
- * Three wavefields (nscratch = 3) on the null stream; each step launches the
- * kernel, then a blocking copy of U0 (the field step n-2 wrote) into plane n of
- * the pageable output, for 1 < n < NT-1.
+ * Three rotating fields on one stream. Each step launches gflow's kernel,
+ * then, for 1 < n < NT-1, copies U0 (the field step n-2 wrote) into plane n
+ * and the host waits for the copy (hipMemcpyAsync + hipStreamSynchronize: a
+ * blocking copy, as the seed's hipMemcpy). Planes are pinned, one allocation
+ * each; --pageable copies into one malloc'd array instead, as the seed does
+ * (labelled "synchronous, pageable"). --no-io: the kernels back to back.
  */
 #include "wave2d_common.hip"
 
 int main(int argc, char **argv) {
-  seed_setup s = seed_setup_from_args(argc, argv);
-  const int nscratch = 3;
-  float_type *U_ds[nscratch], *V_d = NULL;
-  seed_fields(s, nscratch, U_ds, &V_d);
-  const size_t nbytes_U = s.N0 * s.N1 * sizeof(float_type);
-  float_type *out_h = NULL;
-  if (s.io) out_h = (float_type *)calloc((size_t)s.NT * s.N0 * s.N1, sizeof(float_type));
-
-  for (int r = 0; r < s.repeat; r++) {
-    seed_zero_fields(s, nscratch, U_ds);
-    double start = now_ms();
-    for (int n = 0; n < s.NT; n++) {
-      float_type *U0_d = U_ds[n % nscratch];
-      float_type *U1_d = U_ds[(n + 1) % nscratch];
-      float_type *U2_d = U_ds[(n + 2) % nscratch];
-      hipLaunchKernelGGL(wave2d_4o, s.grid, s.block, 0, 0, U0_d, U1_d, U2_d, V_d, s.N0, s.N1, s.dt2,
-                         s.inv_dx02, s.inv_dx12, s.P0, s.P1, seed_pi2fm2t2(s, n));
-      BENCH_CHECK(hipGetLastError());
-      if (s.io && n > 1 && n < s.NT - 1)
-        BENCH_CHECK(hipMemcpy((void *)&out_h[(size_t)n * s.N0 * s.N1], U0_d, nbytes_U,
-                              hipMemcpyDeviceToHost));
+  bench b = bench_setup(argc, argv, " [--no-io] [--pageable]");
+  float *U[3];
+  bench_fields(b, 3, U, 0);
+  float **planes = bench_planes(b);
+  hipStream_t stream;
+  BENCH_CHECK(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking));
+  bench_timer timer = bench_timer_create();
+  bench_warm_up(b, U, stream);
+  for (int r = 0; r < b.repeat; r++) {
+    bench_zero(b, 3, U, stream);
+    bench_timer_start(timer, stream);
+    for (int n = 0; n < b.NT; n++) {
+      bench_step(b, n, U[n % 3], U[(n + 1) % 3], U[(n + 2) % 3], stream);
+      if (!bench_snapshot(b, n)) continue;
+      BENCH_CHECK(
+          hipMemcpyAsync(planes[n], U[n % 3], b.plane_bytes, hipMemcpyDeviceToHost, stream));
+      BENCH_CHECK(hipStreamSynchronize(stream));
     }
-    BENCH_CHECK(hipDeviceSynchronize());
-    seed_report(s, "synchronous", now_ms() - start);
+    bench_report(b, b.pageable ? "synchronous, pageable" : "synchronous",
+                 bench_timer_stop(timer, stream));
   }
-  seed_write(s, out_h);
-  free(out_h);
-  for (int i = 0; i < nscratch; i++) BENCH_CHECK(hipFree(U_ds[i]));
-  BENCH_CHECK(hipFree(V_d));
+  bench_write(b, planes);
+  bench_free_planes(b, planes);
+  bench_timer_destroy(timer);
+  for (int i = 0; i < 3; i++) BENCH_CHECK(hipFree(U[i]));
+  BENCH_CHECK(hipStreamDestroy(stream));
+  bench_finish(b);
   return 0;
 }

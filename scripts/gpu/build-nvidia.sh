@@ -6,8 +6,9 @@
 # the sources) in .device/build:
 #   .device/bin/gflow              the runner (skipped with --no-gflow)
 #   .device/bin/test_backend_gpu   the GPU backend's test
-#   .device/bin/wave2d_sync, wave2d_async_streams, wave2d_async_events, copy_bw,
-#               wave2d_gflow_kernel, pool_bench (the baselines, scripts/bench/README.md)
+#   .device/bin/wave2d_sync, wave2d_async_streams, wave2d_async_events,
+#               wave2d_graph, wave2d_batched, copy_bw, pool_bench (the baselines,
+#               scripts/bench/README.md)
 #   .device/bin/compare_raw, wave2d_seed (tests/reference/, for check.sh)
 #   .device/plugins/*.so           the plugins (skipped with --no-gflow)
 # Everything links cudart, libgomp, libstdc++ and libgcc statically, so the

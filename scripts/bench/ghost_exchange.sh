@@ -20,13 +20,9 @@ bin=${BIN:-}
 [ -n "$bin" ] || { [ -x .device/bin/gflow ] && bin=.device/bin || bin=build; }
 gflow=$bin/gflow
 repeat=${REPEAT:-3}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gflow-ghost-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+. scripts/bench/lib.sh # tmp, json, calc
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 wf=workflows/ghost_exchange.yaml
-
-json() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
-calc() { awk "BEGIN { printf \"%.4f\", $1 }"; }
 
 # run RANKS ARGS...: the best run's timings.json fields, "stencil bc ghost total gpts"
 run() {

@@ -16,12 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-}
 repeat=${REPEAT:-3}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gflow-kernels-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-json() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
+. scripts/bench/lib.sh # tmp, json, calc
 high() { sort -g | tail -1; }
-calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
 
 # gflow_gpts GFLOW BACKEND KERNEL DTYPE ORDER SHAPE STEPS: best GPts/s of REPEAT runs
 gflow_gpts() {

@@ -1,6 +1,6 @@
-# lib.sh - what the GPU-side benchmark scripts share (sourced by gpu.sh and
-# pool.sh): a temporary folder for outputs in /dev/shm (else $TMPDIR), removed
-# on exit, and helpers. Set `bin` (the binaries' folder) and `repeat` first;
+# lib.sh - what the benchmark scripts share (sourced by gpu.sh, pool.sh,
+# kernels.sh and ghost_exchange.sh): a temporary folder for outputs in /dev/shm
+# (else $TMPDIR), removed on exit, and helpers. Set `bin` (the binaries' folder) and `repeat` first;
 # `gflow` (default $bin/gflow) and `backend` (default gpu) may be set too.
 out=/dev/shm
 [ -d "$out" ] && [ -w "$out" ] || out=${TMPDIR:-/tmp}

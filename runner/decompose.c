@@ -3,6 +3,7 @@
 #include "decompose.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +40,14 @@ static void auto_dims(const gf_workflow *wf, int ranks, int dims[GF_MAX_DIMS]) {
   }
 }
 
-static gf_status refuse(const gf_workflow *wf, gf_diag *diag, const char *fmt, const char *a,
-                        long long b, long long c, long long d) {
+/* A decomposition the run cannot take, at `decomposition:` when the file gives one. */
+__attribute__((format(printf, 3, 4))) static gf_status refuse(const gf_workflow *wf, gf_diag *diag,
+                                                              const char *fmt, ...) {
   char message[512];
-  snprintf(message, sizeof message, fmt, a, b, c, d);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
   if (wf->decomp.loc.line > 0) return gf_diag_at(diag, wf->decomp.loc, GF_INVALID, "%s", message);
   return gf_diag_error(diag, GF_INVALID, "%s", message);
 }
@@ -76,7 +81,7 @@ static gf_status place_block(gf_workflow *wf, int ranks, int rank, gf_diag *diag
   long long product = (long long)dims[0] * dims[1] * dims[2];
   if (product != ranks)
     return refuse(wf, diag,
-                  "decomposition %s needs %lld ranks; this run has %lld (start it with "
+                  "decomposition %s needs %lld ranks; this run has %d (start it with "
                   "mpirun -np %lld, or change the decomposition)",
                   dims_text(wf, dims, text, sizeof text), product, ranks, product);
   const int h = wf->halo;
@@ -86,9 +91,10 @@ static gf_status place_block(gf_workflow *wf, int ranks, int rank, gf_diag *diag
     int64_t need = h > 1 ? h : 1;
     if (dims[d] > 1 && smallest < need)
       return refuse(wf, diag,
-                    "decomposition %s leaves a rank %lld cells along axis %lld, fewer than the "
+                    "decomposition %s leaves a rank %lld cells along axis %d, fewer than the "
                     "halo of %lld: use fewer ranks along that axis",
-                    dims_text(wf, dims, text, sizeof text), smallest, d, need);
+                    dims_text(wf, dims, text, sizeof text), (long long)smallest, d,
+                    (long long)need);
   }
   memcpy(dc->dims, dims, sizeof dc->dims);
   dc->ranks = ranks;
@@ -104,13 +110,14 @@ static gf_status place_block(gf_workflow *wf, int ranks, int rank, gf_diag *diag
     int c = dc->coords[d], P = dims[d];
     if (d >= wf->ndim) {
       dc->origin[d] = 0;
+      dc->shape[d] = 1;
       dc->neighbour[d][0] = dc->neighbour[d][1] = -1;
       continue;
     }
     int64_t interior = wf->shape[d] - 2 * h;
     int64_t lo = h + split_at(interior, P, c), hi = h + split_at(interior, P, c + 1);
     dc->origin[d] = lo - h;
-    int64_t local = hi - lo + 2 * h;
+    int64_t local = dc->shape[d] = hi - lo + 2 * h;
     dc->write_lo[d] = c == 0 ? 0 : h;
     dc->write_hi[d] = c == P - 1 ? local : local - h;
     int below = c > 0 ? rank - stride : periodic ? rank + (P - 1) * stride : -1;
@@ -140,9 +147,7 @@ static gf_status localize_fields(gf_workflow *wf, gf_diag *diag) {
     field->decomposed = 1;
     field->elems = 1;
     for (int d = 0; d < wf->ndim; d++) {
-      int64_t lo = dc->origin[d] + wf->halo, interior = wf->shape[d] - 2 * wf->halo;
-      int64_t hi = wf->halo + split_at(interior, dc->dims[d], dc->coords[d] + 1);
-      field->shape[d] = hi - lo + 2 * wf->halo;
+      field->shape[d] = dc->shape[d];
       field->elems *= field->shape[d];
     }
     field->bytes = (size_t)field->elems * gf_dtype_size(field->dtype);

@@ -84,7 +84,7 @@ typedef struct gf_file {
   int field;
   int64_t planes;
   size_t plane_bytes;
-  int format; /* `format:`, an index into gf_out_formats (output_format.h); 0 raw */
+  int format;                 /* `format:`, an index into gf_out_formats (output_format.h); 0 raw */
   const gf_image_spec *image; /* the image task's, or NULL */
 } gf_file;
 
@@ -142,6 +142,7 @@ typedef struct gf_decomposition {
   int ranks, rank;
   int coords[GF_MAX_DIMS];
   int64_t origin[GF_MAX_DIMS];   /* the grid cell of the block's cell 0 */
+  int64_t shape[GF_MAX_DIMS];    /* the block: owned cells plus a halo on each side */
   int neighbour[GF_MAX_DIMS][2]; /* the rank across each side, -1: the grid's edge */
   int64_t write_lo[GF_MAX_DIMS]; /* the cells of the block this rank writes to */
   int64_t write_hi[GF_MAX_DIMS]; /* outputs: owned, and the grid's halo at its edges */

@@ -75,20 +75,29 @@ void gf_diag_set_rank(int rank, int ranks) {
   if (ranks > 1) snprintf(process_prefix, sizeof process_prefix, "rank %d: ", rank);
 }
 
+void gf_diag_set_sources(gf_diag *diag, const gf_diag_source *sources, int count) {
+  diag->sources = sources;
+  diag->nsources = count;
+}
+
 gf_status gf_diag_verror(gf_diag *diag, gf_loc loc, gf_status status, const char *fmt, va_list ap) {
   char message[768];
   vsnprintf(message, sizeof message, fmt, ap);
   pthread_mutex_lock(&diag->lock);
-  if (loc.line > 0 && diag->origin)
-    snprintf(diag->last, sizeof diag->last, "%s:%d:%d: %s", diag->origin, loc.line, loc.col,
-             message);
+  const char *origin = diag->origin, *text = diag->text;
+  if (loc.source > 0 && loc.source <= diag->nsources) {
+    origin = diag->sources[loc.source - 1].origin;
+    text = diag->sources[loc.source - 1].text;
+  }
+  if (loc.line > 0 && origin)
+    snprintf(diag->last, sizeof diag->last, "%s:%d:%d: %s", origin, loc.line, loc.col, message);
   else
     snprintf(diag->last, sizeof diag->last, "%s", message);
   diag->count++;
   FILE *out = diag->out ? diag->out : stderr;
   fprintf(out, "gflow: %s%s\n", process_prefix, diag->last);
   size_t len = 0;
-  const char *line = (loc.line > 0 && diag->text) ? source_line(diag->text, loc.line, &len) : NULL;
+  const char *line = (loc.line > 0 && text) ? source_line(text, loc.line, &len) : NULL;
   if (line) {
     size_t caret = loc.col > 1 ? (size_t)(loc.col - 1) : 0, start, end;
     if (caret > len) caret = len;
@@ -115,7 +124,7 @@ gf_status gf_diag_at(gf_diag *diag, gf_loc loc, gf_status status, const char *fm
 gf_status gf_diag_error(gf_diag *diag, gf_status status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  gf_diag_verror(diag, (gf_loc){0, 0}, status, fmt, ap);
+  gf_diag_verror(diag, (gf_loc){0, 0, 0}, status, fmt, ap);
   va_end(ap);
   return status;
 }

@@ -52,11 +52,20 @@ const char *gf_status_text(gf_status status); /* "invalid workflow" */
 
 #define GF_DIAG_QUOTE_COLUMNS 100 /* of a source line quoted under a message */
 
-/* A position in a source text, 1-based. line == 0: no position known. */
+/* A position in a source text, 1-based. line == 0: no position known.
+ * `source` says which text: 0 the diag's own, k > 0 its k-th extra source
+ * (the k-th `--set` of a workflow; see gf_diag_set_sources). */
 typedef struct gf_loc {
   int line;
   int col;
+  int source;
 } gf_loc;
+
+/* A text besides the diag's own that locations may point into. */
+typedef struct gf_diag_source {
+  const char *origin; /* e.g. `--set grid.shape=[8,8]` */
+  const char *text;   /* e.g. `grid.shape=[8,8]` */
+} gf_diag_source;
 
 /* Where messages about one source text go. `origin` names the text (a file
  * path, or `--set grid.shape=[8,8]`); `text` is its content, kept so the
@@ -66,6 +75,8 @@ typedef struct gf_loc {
 typedef struct gf_diag {
   const char *origin;
   const char *text;
+  const gf_diag_source *sources; /* what a gf_loc's `source` k > 0 names: sources[k - 1] */
+  int nsources;
   FILE *out;
   char last[1024];
   int count;
@@ -75,6 +86,8 @@ typedef struct gf_diag {
 /* Sets every field, the lock included (a diag needs no clean-up). Calling it
  * again resets the diag; no thread may be reporting through it then. */
 void gf_diag_init(gf_diag *diag, const char *origin, const char *text);
+/* Lets locations name `sources` too (the caller keeps them alive). */
+void gf_diag_set_sources(gf_diag *diag, const gf_diag_source *sources, int count);
 /* Under MPI (ranks > 1) every message starts `rank R: `; call once, first. */
 void gf_diag_set_rank(int rank, int ranks);
 

@@ -456,7 +456,8 @@ __attribute__((format(printf, 3, 4))) static gf_status error_at(parser *p, size_
                                                                 const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  gf_loc at = {p->loc.line, p->loc.col + (int)offset};
+  gf_loc at = p->loc;
+  at.col += (int)offset;
   gf_diag_verror(p->diag, at, GF_INVALID, fmt, ap);
   va_end(ap);
   return GF_INVALID;

@@ -760,7 +760,7 @@ static gf_status run_command(cli *c) {
   }
   if (st == GF_OK) st = gf_workflow_load(file, sets, nsets, registry, NULL, &diag, &wf, &eval);
   if (st == GF_OK) {
-    gf_diag_init(&diag, wf->path, wf->source);
+    gf_workflow_diag_init(&diag, wf);
     if (quiet_rank) diag.out = quiet_rank;
     gf_unstable_policy unstable = c->command->bit != CMD_RUN ? GF_UNSTABLE_NOTE
                                   : c->allow_unstable        ? GF_UNSTABLE_ALLOW

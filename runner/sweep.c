@@ -271,7 +271,7 @@ static sweep_param *new_param(sweep *s) {
 /* ---- the spec file ------------------------------------------------------------- */
 
 static gf_loc node_loc(const yaml_node_t *node) {
-  return (gf_loc){(int)node->start_mark.line + 1, (int)node->start_mark.column + 1};
+  return (gf_loc){(int)node->start_mark.line + 1, (int)node->start_mark.column + 1, 0};
 }
 
 static gf_status spec_fail(sweep *s, const yaml_node_t *node, const char *fmt, const char *arg) {
@@ -493,7 +493,7 @@ static gf_status read_spec(sweep *s) {
       gf_diag_init(&s->spec_diag, s->file, s->spec_text);
       st = gf_diag_at(
           &s->spec_diag,
-          (gf_loc){(int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1},
+          (gf_loc){(int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1, 0},
           GF_INVALID, "%s", parser.problem);
     }
   }
@@ -536,11 +536,11 @@ static gf_status cli_param(sweep *s, const char *arg, int zip, int *zip_axis) {
   p->origin = gf_asprintf("%s %s", zip ? "-z" : "-m", arg);
   p->text = gf_strdup(arg);
   if (!p->nvalues || !p->origin || !p->text) return sweep_oom("reading the command line");
-  p->loc = (gf_loc){0, 0};
+  p->loc = (gf_loc){0, 0, 0};
   if (empty) {
     gf_diag d;
     gf_diag_init(&d, p->origin, p->text);
-    return gf_diag_at(&d, (gf_loc){1, (int)(eq - arg) + 2}, GF_USAGE,
+    return gf_diag_at(&d, (gf_loc){1, (int)(eq - arg) + 2, 0}, GF_USAGE,
                       "'%s' has an empty value in its list", key);
   }
   if (zip) {
@@ -550,7 +550,7 @@ static gf_status cli_param(sweep *s, const char *arg, int zip, int *zip_axis) {
       if (s->params[i].axis == p->axis && s->params[i].nvalues != p->nvalues) {
         gf_diag d;
         gf_diag_init(&d, p->origin, p->text);
-        return gf_diag_at(&d, (gf_loc){1, 1}, GF_USAGE,
+        return gf_diag_at(&d, (gf_loc){1, 1, 0}, GF_USAGE,
                           "zipped keys need lists of one length: '%s' has %d values, '%s' %d", key,
                           p->nvalues, s->params[i].key, s->params[i].nvalues);
       }
@@ -921,7 +921,7 @@ static gf_status check_params(sweep *s) {
       else {
         gf_diag d;
         gf_diag_init(&d, sp->origin, sp->text);
-        gf_diag_at(&d, (gf_loc){1, 1}, GF_INVALID,
+        gf_diag_at(&d, (gf_loc){1, 1, 0}, GF_INVALID,
                    "the workflow refuses every value of '%s'; with the first:", sp->key);
       }
       fputs(first ? first : "", stderr);

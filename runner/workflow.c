@@ -42,14 +42,15 @@ typedef struct workflow_impl {
   gf_workflow wf;              /* first: a gf_workflow * is a workflow_impl * */
   double shape_d[GF_MAX_DIMS]; /* the grid shape as `shape[i]` reads it */
   char *resolved;              /* gf_workflow_resolved_yaml() text */
+  gf_diag_source *sources;     /* each `--set`: where locations in its text point */
+  int nsources;
 } workflow_impl;
 
-/* One `--set KEY=VALUE`: the nodes it grafted and where to report about them. */
+/* One `--set KEY=VALUE`: the nodes it grafted and the diag source of its
+ * text (impl->sources[source - 1], "KEY=VALUE": columns count from its start). */
 typedef struct override_src {
-  char *origin; /* "--set KEY=VALUE" */
-  char *text;   /* "KEY=VALUE": columns count from its start */
+  int source;
   int first_node, last_node;
-  gf_diag diag;
 } override_src;
 
 /* Nodes of a hook declaration needed after the walk, when Lua is loaded. */
@@ -169,8 +170,9 @@ static override_src *override_of(const loader *ld, const yaml_node_t *node) {
 
 /* Grafted nodes carry their column in the override's text already. */
 gf_loc gf_load_loc(const loader *ld, const yaml_node_t *node) {
-  if (override_of(ld, node)) return (gf_loc){1, (int)node->start_mark.column + 1};
-  return (gf_loc){(int)node->start_mark.line + 1, (int)node->start_mark.column + 1};
+  const override_src *src = override_of(ld, node);
+  if (src) return (gf_loc){1, (int)node->start_mark.column + 1, src->source};
+  return (gf_loc){(int)node->start_mark.line + 1, (int)node->start_mark.column + 1, 0};
 }
 
 int gf_load_is_quoted(const yaml_node_t *node) {
@@ -186,30 +188,15 @@ gf_loc gf_load_text_loc(const loader *ld, const yaml_node_t *node, size_t offset
   return loc;
 }
 
-static gf_diag *diag_for(loader *ld, const yaml_node_t *node) {
-  override_src *src = node ? override_of(ld, node) : NULL;
-  return src ? &src->diag : ld->diag;
-}
-
-/* A message written through an override's diag also becomes the caller's last. */
-static gf_status settle(loader *ld, gf_diag *used, gf_status status) {
-  if (status != GF_OK && used != ld->diag) {
-    memcpy(ld->diag->last, used->last, sizeof ld->diag->last);
-    ld->diag->count++;
-  }
-  return status;
-}
-
-static gf_status vfail_loc(loader *ld, gf_diag *diag, gf_loc loc, const char *fmt, va_list ap) {
-  gf_diag_verror(diag, loc, GF_INVALID, fmt, ap);
-  return settle(ld, diag, GF_INVALID);
+static gf_status vfail_loc(loader *ld, gf_loc loc, const char *fmt, va_list ap) {
+  return gf_diag_verror(ld->diag, loc, GF_INVALID, fmt, ap);
 }
 
 __attribute__((format(printf, 3, 4))) gf_status gf_load_fail(loader *ld, const yaml_node_t *node,
                                                              const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  gf_status status = vfail_loc(ld, diag_for(ld, node), gf_load_loc(ld, node), fmt, ap);
+  gf_status status = vfail_loc(ld, gf_load_loc(ld, node), fmt, ap);
   va_end(ap);
   return status;
 }
@@ -221,7 +208,7 @@ __attribute__((format(printf, 4, 5))) gf_status gf_load_fail_text(loader *ld,
                                                                   ...) {
   va_list ap;
   va_start(ap, fmt);
-  gf_status status = vfail_loc(ld, diag_for(ld, node), gf_load_text_loc(ld, node, offset), fmt, ap);
+  gf_status status = vfail_loc(ld, gf_load_text_loc(ld, node, offset), fmt, ap);
   va_end(ap);
   return status;
 }
@@ -471,9 +458,7 @@ gf_status gf_load_expr(loader *ld, const yaml_node_t *node, const char *text, si
                        unsigned names, int allow_step, gf_expr **out) {
   name_scope user = {ld, names};
   gf_scope scope = {lookup_name, &user, allow_step};
-  gf_diag *diag = diag_for(ld, node);
-  return settle(ld, diag,
-                gf_expr_compile(text, &scope, diag, gf_load_text_loc(ld, node, offset), out));
+  return gf_expr_compile(text, &scope, ld->diag, gf_load_text_loc(ld, node, offset), out);
 }
 
 double gf_load_constant(const gf_expr *expr) {
@@ -1709,16 +1694,14 @@ static gf_status load_lua(loader *ld) {
       loaded = strcmp(wf->hooks[e].path, wf->hooks[h].path) == 0;
     if (loaded) continue;
     yaml_node_t *node = ld->hook_nodes[h].lua;
-    gf_diag *diag = diag_for(ld, node);
-    status = gf_lua_load_file(ld->lua, wf->hooks[h].path, diag, gf_load_text_loc(ld, node, 0));
-    if (settle(ld, diag, status)) return status;
+    status = gf_lua_load_file(ld->lua, wf->hooks[h].path, ld->diag, gf_load_text_loc(ld, node, 0));
+    if (status) return status;
   }
   for (int h = 0; h < wf->nhooks; h++) {
     yaml_node_t *node = ld->hook_nodes[h].function;
-    gf_diag *diag = node ? diag_for(ld, node) : ld->diag;
     gf_loc loc = node ? gf_load_text_loc(ld, node, 0) : wf->hooks[h].loc;
-    status = gf_lua_find(ld->lua, wf->hooks[h].function, &ld->hook_ids[h], diag, loc);
-    if (settle(ld, diag, status)) return status;
+    status = gf_lua_find(ld->lua, wf->hooks[h].function, &ld->hook_ids[h], ld->diag, loc);
+    if (status) return status;
   }
   return GF_OK;
 }
@@ -1738,9 +1721,11 @@ static const struct {
 
 /* Parses `text` as events once, before the document is built, to report
  * libyaml's errors with hints and to refuse anchors, aliases and extra
- * documents. Columns are moved right by `col_offset` (an override's value). */
-static gf_status check_yaml_events(loader *ld, gf_diag *diag, const char *text, size_t len,
-                                   int col_offset) {
+ * documents. Columns are moved right by `col_offset` (an override's value);
+ * `source` is the text's diag source (0: the workflow file). */
+static gf_status check_yaml_events(loader *ld, const char *text, size_t len, int col_offset,
+                                   int source) {
+  gf_diag *diag = ld->diag;
   yaml_parser_t parser;
   yaml_event_t event;
   gf_status status = GF_OK;
@@ -1751,9 +1736,9 @@ static gf_status check_yaml_events(loader *ld, gf_diag *diag, const char *text, 
   for (;;) {
     if (!yaml_parser_parse(&parser, &event)) {
       gf_loc loc = {(int)parser.problem_mark.line + 1,
-                    (int)parser.problem_mark.column + 1 + col_offset};
+                    (int)parser.problem_mark.column + 1 + col_offset, source};
       /* An override is one line: libyaml's end of stream sits on a line after it. */
-      if (col_offset > 0 && loc.line > 1) loc = (gf_loc){1, (int)len + 1 + col_offset};
+      if (col_offset > 0 && loc.line > 1) loc = (gf_loc){1, (int)len + 1 + col_offset, source};
       const char *problem = parser.problem ? parser.problem : "invalid YAML";
       const char *hint = NULL;
       size_t at = parser.problem_mark.index;
@@ -1764,7 +1749,7 @@ static gf_status check_yaml_events(loader *ld, gf_diag *diag, const char *text, 
         gf_diag_at(diag, loc, GF_INVALID, "%s; %s", problem, hint);
       else
         gf_diag_at(diag, loc, GF_INVALID, "%s", problem);
-      status = settle(ld, diag, GF_INVALID);
+      status = GF_INVALID;
       break;
     }
     yaml_mark_t mark = event.start_mark;
@@ -1812,9 +1797,9 @@ static gf_status check_yaml_events(loader *ld, gf_diag *diag, const char *text, 
       mark = first_anchor;
     }
     if (refused) {
-      gf_diag_at(diag, (gf_loc){(int)mark.line + 1, (int)mark.column + 1 + col_offset}, GF_INVALID,
-                 "%s", refused);
-      status = settle(ld, diag, GF_INVALID);
+      status =
+          gf_diag_at(diag, (gf_loc){(int)mark.line + 1, (int)mark.column + 1 + col_offset, source},
+                     GF_INVALID, "%s", refused);
       break;
     }
     if (done) break;
@@ -1869,7 +1854,7 @@ __attribute__((format(printf, 4, 5))) gf_status fail_override(loader *ld, overri
                                                               int col, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  gf_status status = vfail_loc(ld, &src->diag, (gf_loc){1, col + 1}, fmt, ap);
+  gf_status status = vfail_loc(ld, (gf_loc){1, col + 1, src->source}, fmt, ap);
   va_end(ap);
   return status;
 }
@@ -1881,7 +1866,7 @@ static gf_status apply_override(loader *ld, override_src *src, const gf_override
   int value_col = (int)key_len + 1;
   src->first_node = (int)(ld->doc.nodes.top - ld->doc.nodes.start) + 1;
   src->last_node = src->first_node - 1;
-  gf_status status = check_yaml_events(ld, &src->diag, ov->value, strlen(ov->value), value_col);
+  gf_status status = check_yaml_events(ld, ov->value, strlen(ov->value), value_col, src->source);
   if (status) return status;
 
   /* Walk the path to the parent of the last component. */
@@ -2108,28 +2093,30 @@ static gf_status check_staging(loader *ld) {
 
 static gf_status load_document(loader *ld, const gf_override *overrides, int noverrides) {
   gf_workflow *wf = ld->wf;
-  gf_status status = check_yaml_events(ld, ld->diag, wf->source, strlen(wf->source), 0);
+  gf_status status = check_yaml_events(ld, wf->source, strlen(wf->source), 0, 0);
   if (status) return status;
   yaml_parser_t parser;
   yaml_parser_initialize(&parser);
   yaml_parser_set_input_string(&parser, (const unsigned char *)wf->source, strlen(wf->source));
   int loaded = yaml_parser_load(&parser, &ld->doc);
   yaml_parser_delete(&parser);
-  if (!loaded) return gf_diag_at(ld->diag, (gf_loc){1, 1}, GF_INVALID, "cannot read the YAML");
+  if (!loaded) return gf_diag_at(ld->diag, (gf_loc){1, 1, 0}, GF_INVALID, "cannot read the YAML");
   ld->have_doc = 1;
   if (!yaml_document_get_root_node(&ld->doc))
-    return gf_diag_at(ld->diag, (gf_loc){1, 1}, GF_INVALID, "the workflow file is empty");
+    return gf_diag_at(ld->diag, (gf_loc){1, 1, 0}, GF_INVALID, "the workflow file is empty");
 
   ld->overrides = gf_calloc((size_t)noverrides, sizeof *ld->overrides);
-  if (!ld->overrides) return load_oom(ld);
+  ld->impl->sources = gf_calloc((size_t)noverrides, sizeof *ld->impl->sources);
+  if (!ld->overrides || !ld->impl->sources) return load_oom(ld);
   for (int i = 0; i < noverrides; i++) {
+    gf_diag_source *text = &ld->impl->sources[i];
+    text->origin = gf_asprintf("--set %s=%s", overrides[i].key, overrides[i].value);
+    text->text = gf_asprintf("%s=%s", overrides[i].key, overrides[i].value);
+    ld->impl->nsources = i + 1;
+    if (!text->origin || !text->text) return load_oom(ld);
+    gf_diag_set_sources(ld->diag, ld->impl->sources, ld->impl->nsources);
     override_src *src = &ld->overrides[i];
-    src->origin = gf_asprintf("--set %s=%s", overrides[i].key, overrides[i].value);
-    src->text = gf_asprintf("%s=%s", overrides[i].key, overrides[i].value);
-    ld->noverrides = i + 1;
-    if (!src->origin || !src->text) return load_oom(ld);
-    gf_diag_init(&src->diag, src->origin, src->text);
-    src->diag.out = ld->diag->out;
+    src->source = i + 1;
     src->first_node = 1; /* an empty range until applied */
     src->last_node = 0;
     ld->noverrides = i + 1;
@@ -2187,21 +2174,22 @@ gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
       .impl = impl, .wf = wf, .diag = diag, .registry = registry, .lua_limits = lua_limits};
   /* Messages name the file and quote its lines; the caller's diag is restored after. */
   const char *saved_origin = diag->origin, *saved_text = diag->text;
+  const gf_diag_source *saved_sources = diag->sources;
+  int saved_nsources = diag->nsources;
   diag->origin = wf->path;
   diag->text = wf->source;
+  gf_diag_set_sources(diag, NULL, 0);
   gf_status status;
   if (strlen(wf->source) != len)
-    status = gf_diag_at(diag, (gf_loc){1, 1}, GF_INVALID, "the workflow file contains a NUL byte");
+    status =
+        gf_diag_at(diag, (gf_loc){1, 1, 0}, GF_INVALID, "the workflow file contains a NUL byte");
   else
     status = load_document(&ld, overrides, noverrides);
   diag->origin = saved_origin;
   diag->text = saved_text;
+  gf_diag_set_sources(diag, saved_sources, saved_nsources);
 
   if (ld.have_doc) yaml_document_delete(&ld.doc);
-  for (int i = 0; i < ld.noverrides; i++) {
-    free(ld.overrides[i].origin);
-    free(ld.overrides[i].text);
-  }
   free(ld.overrides);
   free(ld.hook_nodes);
   free(ld.task_nodes);
@@ -2269,9 +2257,20 @@ static void free_ref(gf_ref *ref) {
   gf_expr_free(ref->index);
 }
 
+void gf_workflow_diag_init(gf_diag *diag, const gf_workflow *wf) {
+  const workflow_impl *impl = (const workflow_impl *)wf;
+  gf_diag_init(diag, wf->path, wf->source);
+  gf_diag_set_sources(diag, impl->sources, impl->nsources);
+}
+
 void gf_workflow_free(gf_workflow *wf) {
   if (!wf) return;
   workflow_impl *impl = (workflow_impl *)wf;
+  for (int i = 0; i < impl->nsources; i++) {
+    free((char *)impl->sources[i].origin);
+    free((char *)impl->sources[i].text);
+  }
+  free(impl->sources);
   for (int i = 0; i < wf->nparams; i++) {
     free(wf->params[i].name);
     free(wf->params[i].text);

@@ -222,6 +222,10 @@ gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
                                 const gf_registry *registry, const gf_lua_limits *lua_limits,
                                 gf_diag *diag, gf_workflow **out, gf_eval **eval);
 
+/* Sets `diag` up for messages about a loaded workflow: its file, and each
+ * `--set` for the locations that point into one. `wf` must outlive the diag's use. */
+void gf_workflow_diag_init(gf_diag *diag, const gf_workflow *wf);
+
 void gf_workflow_free(gf_workflow *wf);
 
 /* What to do with the kernel calls the loader judged unstable: refuse the

@@ -29,7 +29,7 @@ static inline gf_status load_text(const char *path, const char *text, gf_diag *d
       gf_workflow_load_text(path, text, strlen(text), NULL, 0, registry, NULL, diag, wf, NULL);
   gf_registry_free(registry);
   if (st != GF_OK) return st;
-  gf_diag_init(diag, (*wf)->path, (*wf)->source);
+  gf_workflow_diag_init(diag, *wf);
   diag->out = quiet();
   return GF_OK;
 }
@@ -52,7 +52,7 @@ static inline gf_status load_plan(const char *path, const char *const *sets, int
   gf_status st = gf_workflow_load(path, overrides, nsets, registry, NULL, diag, wf, NULL);
   gf_registry_free(registry);
   if (st != GF_OK) return st;
-  gf_diag_init(diag, (*wf)->path, (*wf)->source);
+  gf_workflow_diag_init(diag, *wf);
   diag->out = quiet();
   return gf_plan_create(*wf, diag, plan);
 }

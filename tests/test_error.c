@@ -27,7 +27,8 @@ static void test_located_message(void) {
   gf_diag diag;
   gf_diag_init(&diag, "wf.yaml", "grid:\n\tshape: [8, x]\n");
   diag.out = tmpfile();
-  CHECK_INT(gf_diag_at(&diag, (gf_loc){2, 12}, GF_INVALID, "unknown name '%s'", "x"), GF_INVALID);
+  CHECK_INT(gf_diag_at(&diag, (gf_loc){2, 12, 0}, GF_INVALID, "unknown name '%s'", "x"),
+            GF_INVALID);
   CHECK_STR(diag.last, "wf.yaml:2:12: unknown name 'x'");
   CHECK_INT(diag.count, 1);
   char *text = contents(diag.out);
@@ -51,7 +52,7 @@ static char *message_on_long_line(size_t len, int col, long tab) {
   gf_diag diag;
   gf_diag_init(&diag, "wf.yaml", text);
   diag.out = tmpfile();
-  gf_diag_at(&diag, (gf_loc){2, col}, GF_INVALID, "here");
+  gf_diag_at(&diag, (gf_loc){2, col, 0}, GF_INVALID, "here");
   char *out = contents(diag.out);
   fclose(diag.out);
   free(text);
@@ -113,7 +114,7 @@ static void test_long_line_window(void) {
   gf_diag diag;
   gf_diag_init(&diag, "wf.yaml", utf8);
   diag.out = tmpfile();
-  gf_diag_at(&diag, (gf_loc){2, 50002}, GF_INVALID, "here");
+  gf_diag_at(&diag, (gf_loc){2, 50002, 0}, GF_INVALID, "here");
   text = contents(diag.out);
   fclose(diag.out);
   line = strchr(text, '\n') + 1;
@@ -146,7 +147,7 @@ static void *report_many(void *arg) {
   const reporter *r = arg;
   for (int i = 0; i < MESSAGES; i++) {
     if (i % 2)
-      gf_diag_at(r->diag, (gf_loc){1, 4}, GF_INVALID, "thread %d message %d", r->id, i);
+      gf_diag_at(r->diag, (gf_loc){1, 4, 0}, GF_INVALID, "thread %d message %d", r->id, i);
     else
       gf_diag_error(r->diag, GF_IOERR, "thread %d message %d", r->id, i);
   }

@@ -82,7 +82,7 @@ static double fake_call_hook(void *user, int hook, const double *args, int nargs
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static const gf_loc at = {3, 10};
+static const gf_loc at = {3, 10, 0};
 
 /* Diagnostics go to a scratch file, not the terminal. */
 static void diag_open(gf_diag *diag) {

@@ -400,7 +400,7 @@ static gf_status plan_inplace(unsigned out_access, gf_diag *diag) {
   gf_status st = gf_workflow_load_text("p.yaml", text, sizeof text - 1, NULL, 0, registry, NULL,
                                        diag, &wf, NULL);
   if (st == GF_OK) {
-    gf_diag_init(diag, wf->path, wf->source);
+    gf_workflow_diag_init(diag, wf);
     diag->out = quiet();
     st = gf_plan_create(wf, diag, &plan);
   }

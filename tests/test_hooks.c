@@ -17,7 +17,7 @@
 #define SMALL_MEMORY ((size_t)1 << 20)
 #define SMALL_INSTRUCTIONS 100000
 
-static const gf_loc hooks_loc = {5, 3}; /* where a workflow would name the file */
+static const gf_loc hooks_loc = {5, 3, 0}; /* where a workflow would name the file */
 
 typedef struct fixture {
   gf_diag diag;
@@ -380,7 +380,7 @@ static void test_instruction_cap_default(void) {
 static void test_instruction_cap_while_loading(void) {
   fixture f;
   CHECK_INT(fixture_open(&f, 0, SMALL_INSTRUCTIONS), GF_OK);
-  CHECK_INT(gf_lua_load_file(f.lua, "hooks/spin_load.lua", &f.diag, (gf_loc){0, 0}), GF_INVALID);
+  CHECK_INT(gf_lua_load_file(f.lua, "hooks/spin_load.lua", &f.diag, (gf_loc){0, 0, 0}), GF_INVALID);
   CHECK_STR(f.diag.last,
             "hooks/spin_load.lua stopped while loading: it exceeded its limit of 100000 "
             "instructions");

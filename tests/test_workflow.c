@@ -652,7 +652,7 @@ static void test_wave2d_stability(void) {
         "|V|*dt*sqrt(1/dx0^2 + 1/dx1^2) is 1.273, above sqrt(3)/2 = 0.866, the "
         "stability limit of this scheme (4th order in space, leapfrog in time)";
     char want[512];
-    gf_diag_init(&diag, wf->path, wf->source);
+    gf_workflow_diag_init(&diag, wf);
     diag.out = quiet();
     CHECK_INT(gf_workflow_check_stable(wf, GF_UNSTABLE_REFUSE, &diag), GF_INVALID);
     snprintf(want, sizeof want,

@@ -187,7 +187,7 @@ static void call_hooks(const gf_workflow *wf, gf_eval *eval) {
 
 static void plan_workflow(const gf_workflow *wf, gf_eval *eval, size_t size) {
   gf_diag diag;
-  gf_diag_init(&diag, wf->path, wf->source);
+  gf_workflow_diag_init(&diag, wf);
   diag.out = fuzz.sink;
   gf_plan *plan = NULL;
   if (gf_plan_create(wf, &diag, &plan) != GF_OK) {

@@ -109,6 +109,15 @@ done
 
 expect_exit 65 "bad --set" -- "$gflow" validate "$wave" --set 'grid.shap=[1]'
 expect_contains "$err" "gflow: --set grid.shap=[1]:1:6: unknown key 'shap' in grid" "bad --set"
+# Judged after loading (the decomposition, an expression's function), still located in the --set
+expect_exit 65 "decomposition from --set" -- "$gflow" validate "$repo/workflows/ghost_exchange.yaml" \
+  --ranks 4 --set 'decomposition=[3,3]'
+expect_contains "$err" "gflow: --set decomposition=[3,3]:1:15: decomposition [3, 3] needs 9 ranks; this run has 4" \
+  "a decomposition from --set is located in the --set"
+expect_contains "$err" "  decomposition=[3,3]" "the --set is quoted"
+expect_exit 65 "unknown function from --set" -- "$gflow" validate "$wave" --set 'params.cfl=foo(1)'
+expect_contains "$err" "gflow: --set params.cfl=foo(1):1:12: unknown function 'foo'" \
+  "an expression's error is located in the --set"
 
 # dag: DOT with a cluster per stream and labelled edges
 expect_exit 0 "dag" -- "$gflow" dag "$wave"

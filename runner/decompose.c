@@ -504,7 +504,8 @@ static gf_status generate(gf_workflow *wf, gf_diag *diag) {
   free(b.moved);
   free(halo_field);
   if (st != GF_OK) {
-    for (int i = 0; i < b.count; i++) memset(&b.tasks[i], 0, sizeof b.tasks[i]);
+    /* The old slots were zeroed as their tasks moved: b.tasks owns them now. */
+    for (int i = 0; i < b.count; i++) gf_task_release(&b.tasks[i]);
     free(b.tasks);
     return gf_oom(diag, "adding the ghost-cell exchange");
   }

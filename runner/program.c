@@ -544,7 +544,11 @@ void gf_emit_buffer(gf_emitter *e, int j, size_t bytes, gf_space space) {
     size_t count = (size_t)gf_program_temp_count(p);
     p->buffer_bytes = gf_calloc(count, sizeof *p->buffer_bytes);
     p->buffer_space = gf_calloc(count, sizeof *p->buffer_space);
-    if (!p->buffer_bytes || !p->buffer_space) {
+    if (!p->buffer_bytes || !p->buffer_space) { /* both or neither */
+      free(p->buffer_bytes);
+      free(p->buffer_space);
+      p->buffer_bytes = NULL;
+      p->buffer_space = NULL;
       e->out_of_memory = 1;
       return;
     }

@@ -503,6 +503,7 @@ gf_status gf_kernel_task_split(const gf_task *task, const char *name, const gf_b
   if (!part || !out->name) {
     free(part);
     free(out->name);
+    out->name = NULL;
     return GF_INTERNAL;
   }
   *part = *k;

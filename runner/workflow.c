@@ -2257,6 +2257,22 @@ static void free_ref(gf_ref *ref) {
   gf_expr_free(ref->index);
 }
 
+void gf_task_release(gf_task *task) {
+  free(task->name);
+  free(task->unstable);
+  gf_expr_free(task->when);
+  gf_expr_free(task->stream.index);
+  free(task->after);
+  for (int i = 0; i < task->nwait; i++) gf_expr_free(task->wait[i].index);
+  free(task->wait);
+  for (int i = 0; i < task->nhost_wait; i++) gf_expr_free(task->host_wait[i].index);
+  free(task->host_wait);
+  gf_expr_free(task->record.index);
+  for (int i = 0; i < task->naccess; i++) free_ref(&task->access[i].ref);
+  if (task->kind && task->kind->free) task->kind->free(task->data);
+  memset(task, 0, sizeof *task);
+}
+
 void gf_workflow_diag_init(gf_diag *diag, const gf_workflow *wf) {
   const workflow_impl *impl = (const workflow_impl *)wf;
   gf_diag_init(diag, wf->path, wf->source);
@@ -2291,21 +2307,7 @@ void gf_workflow_free(gf_workflow *wf) {
   free(wf->groups);
   for (int i = 0; i < wf->nevent_groups; i++) free(wf->event_groups[i].name);
   free(wf->event_groups);
-  for (int t = 0; t < wf->ntasks; t++) {
-    gf_task *task = &wf->tasks[t];
-    free(task->name);
-    free(task->unstable);
-    gf_expr_free(task->when);
-    gf_expr_free(task->stream.index);
-    free(task->after);
-    for (int i = 0; i < task->nwait; i++) gf_expr_free(task->wait[i].index);
-    free(task->wait);
-    for (int i = 0; i < task->nhost_wait; i++) gf_expr_free(task->host_wait[i].index);
-    free(task->host_wait);
-    gf_expr_free(task->record.index);
-    for (int i = 0; i < task->naccess; i++) free_ref(&task->access[i].ref);
-    if (task->kind && task->kind->free) task->kind->free(task->data);
-  }
+  for (int t = 0; t < wf->ntasks; t++) gf_task_release(&wf->tasks[t]);
   free(wf->tasks);
   for (int f = 0; f < wf->nfiles; f++) free(wf->files[f].name);
   free(wf->files);

@@ -226,6 +226,10 @@ gf_status gf_workflow_load_text(const char *path, const char *text, size_t len,
  * `--set` for the locations that point into one. `wf` must outlive the diag's use. */
 void gf_workflow_diag_init(gf_diag *diag, const gf_workflow *wf);
 
+/* Frees what `task` owns (a task being built, or one taken out of a
+ * workflow) and zeroes it. */
+void gf_task_release(gf_task *task);
+
 void gf_workflow_free(gf_workflow *wf);
 
 /* What to do with the kernel calls the loader judged unstable: refuse the

@@ -6,11 +6,14 @@
 # command ends 0 (the failure hit nothing) or 70 with `out of memory`, never
 # a signal, a sanitizer report or another code, and a failed run leaves no
 # output under its final name. wave2d.yaml covers the loader, the Lua hooks,
-# the planner, the program compiler, the backend and the writer.
+# the planner, the program compiler, the backend and the writer;
+# ghost_exchange.yaml validated for 4 ranks covers the decomposition (blocks,
+# generated ghost-cell tasks, the kernel split for overlap).
 set -uo pipefail
 gflow=$1 repo=$2
 . "$(dirname "$0")/lib.sh"
 wave=$repo/workflows/wave2d.yaml
+ghost=$repo/workflows/ghost_exchange.yaml
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1
 
 # check KIND N: one injected failure; prints a FAIL line or nothing.
@@ -18,6 +21,9 @@ check() {
   local kind=$1 n=$2 dir=$tmp/out$2 err=$tmp/err.$1.$2 status
   if [ "$kind" = validate ]; then
     GFLOW_FAIL_ALLOC=$n "$gflow" validate "$wave" >/dev/null 2>"$err" && status=0 || status=$?
+  elif [ "$kind" = decompose ]; then
+    GFLOW_FAIL_ALLOC=$n "$gflow" validate "$ghost" --ranks 4 --set 'grid.shape=[24,24]' \
+      >/dev/null 2>"$err" && status=0 || status=$?
   else
     GFLOW_FAIL_ALLOC=$n "$gflow" run "$wave" --set params.nt=8 --backend cpu --quiet \
       --out "$dir" >/dev/null 2>"$err" && status=0 || status=$?
@@ -42,6 +48,9 @@ count_allocations() {
   injected() {
     if [ "$kind" = validate ]; then
       GFLOW_FAIL_ALLOC=$1 "$gflow" validate "$wave" >/dev/null 2>"$tmp/probe"
+    elif [ "$kind" = decompose ]; then
+      GFLOW_FAIL_ALLOC=$1 "$gflow" validate "$ghost" --ranks 4 --set 'grid.shape=[24,24]' \
+        >/dev/null 2>"$tmp/probe"
     else
       GFLOW_FAIL_ALLOC=$1 "$gflow" run "$wave" --set params.nt=8 --backend cpu --quiet \
         --out "$tmp/count" >/dev/null 2>"$tmp/probe"
@@ -64,6 +73,7 @@ if ! grep -q 'GFLOW_FAIL_ALLOC' "$tmp/probe"; then
 fi
 nvalidate=$(count_allocations validate)
 nrun=$(count_allocations run)
+ndecompose=$(count_allocations decompose)
 [ "$nvalidate" -gt 50 ] && pass || fail "validate makes only $nvalidate allocations?"
 [ "$nrun" -gt 50 ] && pass || fail "run makes only $nrun allocations?"
 
@@ -71,15 +81,16 @@ nrun=$(count_allocations run)
 points() {
   for ((n = 1; n <= nvalidate; n++)); do echo "validate $n"; done
   for ((n = 1; n <= nrun; n++)); do echo "run $n"; done
+  for ((n = 1; n <= ndecompose; n++)); do echo "decompose $n"; done
 }
 points >"$tmp/points"
 total=$(wc -l <"$tmp/points")
 export -f check
-export gflow wave tmp
+export gflow wave ghost tmp
 xargs -P 2 -L 1 bash -c 'check "$0" "$1"' <"$tmp/points" >"$tmp/failures"
 nfail=$(wc -l <"$tmp/failures")
 cat "$tmp/failures" >&2
 failed=$((failed + nfail))
 passed=$((passed + total - nfail))
-echo "$total injection points: validate 1..$nvalidate, run 1..$nrun"
+echo "$total injection points: validate 1..$nvalidate, run 1..$nrun, decompose 1..$ndecompose"
 finish

@@ -107,6 +107,9 @@ typedef struct run {
   gf_checkpoint_run ck;          /* what a checkpoint saves (checkpoint.h) */
   int64_t first_step;            /* the step a restart continues from, else 0 */
   int64_t checkpoint_step;       /* the last checkpoint written, -1: none */
+  int64_t *flushed_through;      /* [file]: a batched output's planes of steps up to this one are
+                                    in the file (or, restarted, are the first run's) */
+  int64_t *batch_planes;         /* scratch for a batch's planes and steps: 2 x the largest */
 } run;
 
 static int64_t now_ns(void) {
@@ -255,9 +258,65 @@ static void *operand_address(run *r, const gf_operand *o) {
       return r->staged;
     case GF_OPND_TEMP:
       return r->temps[o->temp];
+    case GF_OPND_BUFFER:
+      return (char *)r->buffers[o->temp] + o->offset;
     default:
       return o->bound;
   }
+}
+
+/* Hands the writer the staged batch of file `file`: the planes of its task's
+ * instances first .. first + count - 1 (ring slots 0 .. count - 1), leaving
+ * out those a flush already wrote (plane -1). */
+static gf_status submit_batch(run *r, int file, int64_t first, int count) {
+  const gf_file *f = &r->wf->files[file];
+  int64_t *planes = r->batch_planes, *steps = r->batch_planes + f->batch;
+  for (int i = 0; i < count; i++) {
+    gf_status st = GF_OK;
+    steps[i] = gf_program_instance_step(r->program, f->task, first + i);
+    planes[i] = -1;
+    if (steps[i] <= r->flushed_through[file]) continue;
+    double plane = gf_eval_number(r->eval, f->plane, f->task, steps[i], &st);
+    if (st != GF_OK) return st;
+    planes[i] = (int64_t)plane;
+  }
+  gf_writer_submit_batch(r->writer, r->staged_slot, file, count, planes, steps);
+  return GF_OK;
+}
+
+/* With every stream drained: the planes of each batched output's open
+ * batch (its instances through step n since its last full batch) go from
+ * the device-side ring to the writer, before a checkpoint or at the end. */
+static gf_status flush_batches(run *r, int64_t n) {
+  const gf_workflow *wf = r->wf;
+  gf_backend *b = r->b;
+  for (int i = 0; i < wf->nfiles; i++) {
+    const gf_file *f = &wf->files[i];
+    if (f->batch <= 1) continue;
+    int64_t count = gf_program_instances_through(r->program, f->task, n);
+    int open = (int)(count % f->batch);
+    int64_t first = count - open;
+    if (open == 0 ||
+        gf_program_instance_step(r->program, f->task, count - 1) <= r->flushed_through[i]) {
+      r->flushed_through[i] = n > r->flushed_through[i] ? n : r->flushed_through[i];
+      continue;
+    }
+    int id = f->task * GF_MAX_TASK_TEMPS; /* the ring: the output's buffer 0 */
+    gf_tag tag = {f->task, n, 0};
+    gf_status st = gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
+    if (st != GF_OK) return st;
+    if (b->ops->copy_async(b, r->streams[0], r->staged, r->buffers[id],
+                           (size_t)open * wf->fields[f->field].bytes, tag) != GF_OK ||
+        b->ops->event_record(b, r->staged_ready, r->streams[0]) != GF_OK)
+      return gf_diag_error(r->diag, GF_INTERNAL,
+                           "output copy failed: task '%s', step %" PRId64 ": %s",
+                           wf->tasks[f->task].name, n, b->error);
+    st = submit_batch(r, i, first, open);
+    r->staged_slot = -1;
+    if (st != GF_OK) return st;
+    r->flushed_through[i] = n;
+  }
+  return GF_OK;
 }
 
 static gf_status issue(run *r, const gf_instr *in, int64_t n) {
@@ -323,6 +382,12 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
     case GF_I_STAGE:
       return gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
     case GF_I_WRITE: {
+      if (in->batch > 0) { /* the task's last `batch` instances */
+        int64_t last = gf_program_instances_through(r->program, in->task, n);
+        st = submit_batch(r, in->file, last - in->batch, in->batch);
+        r->staged_slot = -1;
+        return st;
+      }
       st = GF_OK;
       double plane = gf_eval_number(r->eval, in->param, in->task, n, &st);
       if (st != GF_OK) return st;
@@ -925,6 +990,7 @@ static gf_status take_checkpoint(run *r, int64_t n) {
   if (b->ops->synchronize(b) != GF_OK)
     st = gf_diag_error(r->diag, GF_INTERNAL, "checkpoint at step %" PRId64 ": %s", n, b->error);
   if (st == GF_OK) st = check_resolve(r);
+  if (st == GF_OK) st = flush_batches(r, n - 1);
   for (int t = 0; st == GF_OK && t < gf_program_temp_count(r->program); t++)
     if (r->temps[t]) /* no task kind keeps one across steps today */
       st = gf_diag_error(r->diag, GF_INTERNAL,
@@ -1021,6 +1087,12 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
                          r.host_busy_ns && gf_comm_batch_create(4, &r.host.batch) == GF_OK
                      ? GF_OK
                      : gf_oom(diag, "starting the run");
+  int largest_batch = 1;
+  for (int i = 0; i < wf->nfiles; i++)
+    if (wf->files[i].batch > largest_batch) largest_batch = wf->files[i].batch;
+  r.flushed_through = gf_calloc((size_t)wf->nfiles + 1, sizeof *r.flushed_through);
+  r.batch_planes = gf_calloc(2 * (size_t)largest_batch, sizeof *r.batch_planes);
+  if (st == GF_OK && (!r.flushed_through || !r.batch_planes)) st = gf_oom(diag, "starting the run");
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
@@ -1044,6 +1116,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
                        "checkpointed jobs on one process",
                        gf_comm_size(r.comm));
   if (options->restart) r.first_step = gf_checkpoint_step(options->restart);
+  for (int i = 0; r.flushed_through && i < wf->nfiles; i++) /* the first run wrote those */
+    r.flushed_through[i] = r.first_step - 1;
   if (st == GF_OK) st = gf_checkpoint_start(&r.ck, options->restart, diag);
   if (st == GF_OK) st = check_prepare(&r);
   if (st == GF_OK) st = allocate_buffers(&r);
@@ -1062,6 +1136,16 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   /* A stopped run keeps its files; a failed one does not. */
   int keep = st == GF_OK || st == GF_DIVERGED;
   int64_t sync_start = now_ns();
+  /* The batches still in the device-side rings, inside the loop's time:
+   * copying the snapshots out is part of it. */
+  if (keep && r.writer) {
+    gf_status flushed = GF_OK;
+    if (b->ops->synchronize(b) != GF_OK)
+      st = gf_diag_error(diag, GF_INTERNAL, "finishing the time loop: %s", b->error);
+    else if ((flushed = flush_batches(&r, steps_run - 1)) != GF_OK)
+      st = flushed;
+    keep = st == GF_OK || st == GF_DIVERGED;
+  }
   if (keep && b->ops->synchronize(b) != GF_OK)
     st = gf_diag_error(diag, GF_INTERNAL, "finishing the time loop: %s", b->error);
   else if (!keep)
@@ -1145,6 +1229,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   destroy_streams_and_events(&r);
   gf_memory_destroy(r.memory);
   free(r.count);
+  free(r.flushed_through);
+  free(r.batch_planes);
   free(r.temps);
   free(r.buffers); /* their memory goes with r.memory */
   free(r.host_busy_ns);

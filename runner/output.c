@@ -63,6 +63,7 @@ typedef struct job {
   int file;
   int64_t plane;
   int64_t step; /* whose output it is, for the sink */
+  int count;    /* > 0: a batch of planes, in the slot's planes and steps */
 } job;
 
 struct gf_writer {
@@ -79,6 +80,9 @@ struct gf_writer {
   void **buffers;
   gf_event **events;
   size_t slot_bytes;
+  int max_batch;        /* planes a buffer holds at most */
+  int64_t *slot_planes; /* [slot * max_batch + i]: a batch's planes (-1: left out) */
+  int64_t *slot_steps;  /* and their steps */
 
   pthread_mutex_t lock;
   pthread_cond_t changed;
@@ -403,6 +407,52 @@ static void count_staging(gf_writer *w) {
 
 /* ---- the writer thread ----------------------------------------------------- */
 
+static void mark_written(out_file *f, int64_t plane) {
+  if (gf_out_plane_written(f->written, plane)) return;
+  f->written[plane >> 3] |= (uint8_t)(1u << (plane & 7));
+  f->nwritten++;
+}
+
+/* A batch in staging buffer j->slot: each run of consecutive planes goes to
+ * the file in one call of the format's write_run (one write of the run),
+ * else plane by plane. On failure the writer has failed (and said why). */
+static gf_status write_batch(gf_writer *w, out_file *f, const job *j) {
+  const int64_t *planes = w->slot_planes + (size_t)j->slot * (size_t)w->max_batch,
+                *steps = w->slot_steps + (size_t)j->slot * (size_t)w->max_batch;
+  size_t local = w->wf->fields[f->field].bytes; /* a plane as this process holds it */
+  const char *data = w->buffers[j->slot];
+  const gf_op_sink *sink = &w->backend->sink;
+  int timed = gf_sink_wants(sink, GF_TIMED_WRITE);
+  for (int i = 0; i < j->count;) {
+    if (planes[i] < 0) {
+      i++;
+      continue;
+    }
+    int n = 1;
+    while (i + n < j->count && planes[i + n] == planes[i] + n) n++;
+    int64_t started = timed ? now_ns() : 0;
+    gf_status st = GF_OK;
+    if (f->format->write_run)
+      st = f->format->write_run(f->state, planes[i], n, steps + i, data + (size_t)i * local);
+    for (int k = 0; k < n && st == GF_OK && !f->format->write_run; k++)
+      st = f->format->write(f->state, planes[i + k], steps[i + k], data + (size_t)(i + k) * local);
+    if (st != GF_OK) {
+      atomic_store(&w->failed, st); /* the format has said why */
+      return st;
+    }
+    for (int k = 0; k < n; k++) mark_written(f, planes[i + k]);
+    atomic_fetch_add(&w->bytes_written, (int64_t)f->plane_bytes * n);
+    if (timed)
+      sink->report(sink->user, &(gf_op_timing){.tag = {f->task, steps[i], -2},
+                                               .kind = GF_TIMED_WRITE,
+                                               .bytes = f->plane_bytes * (size_t)n,
+                                               .start_ns = started,
+                                               .end_ns = now_ns()});
+    i += n;
+  }
+  return GF_OK;
+}
+
 static void *writer_main(void *arg) {
   gf_writer *w = arg;
   pthread_mutex_lock(&w->lock);
@@ -424,7 +474,9 @@ static void *writer_main(void *arg) {
     int timed = gf_sink_wants(sink, GF_TIMED_WRITE);
     int64_t started = timed ? now_ns() : 0, bytes = (int64_t)f->plane_bytes;
     gf_status wrote = GF_OK;
-    if (!failed && f->image) {
+    if (j.count > 0) {
+      if (!failed && write_batch(w, f, &j) != GF_OK) failed = 1;
+    } else if (!failed && f->image) {
       if ((bytes = write_picture(w, f, w->buffers[j.slot], j.plane)) < 0) {
         atomic_store(&w->failed, GF_IOERR);
         failed = 1;
@@ -434,12 +486,9 @@ static void *writer_main(void *arg) {
       atomic_store(&w->failed, wrote); /* the format has said why */
       failed = 1;
     }
-    if (!failed && !f->image && !gf_out_plane_written(f->written, j.plane)) {
-      f->written[j.plane >> 3] |= (uint8_t)(1u << (j.plane & 7));
-      f->nwritten++;
-    }
-    if (!failed) atomic_fetch_add(&w->bytes_written, bytes);
-    if (!failed && timed)
+    if (!failed && !f->image && j.count == 0) mark_written(f, j.plane);
+    if (!failed && j.count == 0) atomic_fetch_add(&w->bytes_written, bytes);
+    if (!failed && timed && j.count == 0)
       sink->report(sink->user, &(gf_op_timing){.tag = {f->task, j.step, -2},
                                                .kind = GF_TIMED_WRITE,
                                                .bytes = (size_t)bytes,
@@ -508,9 +557,7 @@ gf_status gf_writer_create(gf_backend *backend, gf_memory *memory, const gf_work
     f->name = gf_strdup(file->name);
     f->plane_bytes = file->plane_bytes;
     f->planes = file->planes;
-    /* A staging buffer holds the instance as this process has it (its block). */
-    if (wf->fields[file->field].bytes > w->slot_bytes)
-      w->slot_bytes = wf->fields[file->field].bytes;
+    if (file->batch > w->max_batch) w->max_batch = file->batch;
     if ((f->image = file->image)) {
       gf_image_size(f->image, wf->fields[f->field].shape, &f->width, &f->height);
       f->rgb = gf_malloc((size_t)f->width * (size_t)f->height * 3);
@@ -537,11 +584,16 @@ gf_status gf_writer_create(gf_backend *backend, gf_memory *memory, const gf_work
   }
   if (w->nfiles == 0) return GF_OK;
 
+  /* A staging buffer holds a batch of the instances as this process has
+   * them (its block); the budget bounds them all (workflow.c). */
+  w->slot_bytes = gf_workflow_plane_bytes(wf);
+  w->slot_planes = gf_calloc((size_t)wf->staging * (size_t)w->max_batch, sizeof(int64_t));
+  w->slot_steps = gf_calloc((size_t)wf->staging * (size_t)w->max_batch, sizeof(int64_t));
   w->buffers = gf_calloc((size_t)wf->staging, sizeof(void *));
   w->events = gf_calloc((size_t)wf->staging, sizeof(gf_event *));
   w->free_slots = gf_calloc((size_t)wf->staging, sizeof(int));
   w->queue = gf_calloc((size_t)wf->staging, sizeof(job));
-  if (!w->buffers || !w->events || !w->free_slots || !w->queue)
+  if (!w->buffers || !w->events || !w->free_slots || !w->queue || !w->slot_planes || !w->slot_steps)
     return gf_oom(diag, "creating the output staging buffers");
   w->nslots = wf->staging;
   for (int i = 0; i < w->nslots; i++) {
@@ -576,7 +628,19 @@ gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **r
 
 void gf_writer_submit(gf_writer *w, int slot, int file, int64_t plane, int64_t step) {
   pthread_mutex_lock(&w->lock);
-  w->queue[(w->head + w->count) % w->nslots] = (job){slot, file, plane, step};
+  w->queue[(w->head + w->count) % w->nslots] = (job){slot, file, plane, step, 0};
+  w->count++;
+  pthread_cond_broadcast(&w->changed);
+  pthread_mutex_unlock(&w->lock);
+}
+
+void gf_writer_submit_batch(gf_writer *w, int slot, int file, int count, const int64_t *planes,
+                            const int64_t *steps) {
+  size_t at = (size_t)slot * (size_t)w->max_batch;
+  memcpy(w->slot_planes + at, planes, (size_t)count * sizeof *planes);
+  memcpy(w->slot_steps + at, steps, (size_t)count * sizeof *steps);
+  pthread_mutex_lock(&w->lock);
+  w->queue[(w->head + w->count) % w->nslots] = (job){slot, file, -1, steps[count - 1], count};
   w->count++;
   pthread_cond_broadcast(&w->changed);
   pthread_mutex_unlock(&w->lock);
@@ -892,6 +956,8 @@ void gf_writer_destroy(gf_writer *w) {
   for (int i = 0; i < w->nslots; i++) /* the buffers go with the memory */
     if (w->events && w->events[i]) w->backend->ops->event_destroy(w->backend, w->events[i]);
   free(w->buffers);
+  free(w->slot_planes);
+  free(w->slot_steps);
   free(w->events);
   free(w->free_slots);
   free(w->queue);

@@ -52,6 +52,12 @@ gf_status gf_writer_acquire(gf_writer *w, int *slot, void **buffer, gf_event **r
  * each plane it writes to it (GF_TIMED_WRITE). */
 void gf_writer_submit(gf_writer *w, int slot, int file, int64_t plane, int64_t step);
 
+/* Hands a buffer filled with `count` planes of wf->files[file], one after
+ * another (a batched output's ring, task_output.c), to the writer thread:
+ * plane planes[i] (-1: leave that one out), the output of step steps[i]. */
+void gf_writer_submit_batch(gf_writer *w, int slot, int file, int count, const int64_t *planes,
+                            const int64_t *steps);
+
 /* Bytes of planes written to the files so far (any thread may ask). */
 int64_t gf_writer_bytes_written(gf_writer *w);
 

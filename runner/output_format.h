@@ -57,6 +57,11 @@ typedef struct gf_out_format {
    * t->block.local cells) holds this process's part of plane `plane`, the
    * output of step `step`. GF_IOERR, reported. */
   gf_status (*write)(void *state, int64_t plane, int64_t step, const void *data);
+  /* Optional (NULL: `write` per plane): `count` consecutive planes from
+   * `plane` (of steps steps[0 .. count - 1]), their parts one after another
+   * in `data`, in as few writes as the format can. */
+  gf_status (*write_run)(void *state, int64_t plane, int count, const int64_t *steps,
+                         const void *data);
   /* After the last write: the file at its full size with its metadata,
    * durable and closed, still under its temporary name. GF_IOERR, reported. */
   gf_status (*finish)(void *state, const gf_out_end *end);

@@ -86,6 +86,25 @@ static gf_status raw_write(void *state, int64_t plane, int64_t step, const void 
   return GF_OK;
 }
 
+/* Consecutive whole planes: one write; a block of a plane (MPI), plane by plane. */
+static gf_status raw_write_run(void *state, int64_t plane, int count, const int64_t *steps,
+                               const void *data) {
+  raw_file *r = state;
+  const gf_field *field = &r->t->wf->fields[r->t->file->field];
+  int64_t plane_bytes = gf_out_plane_bytes(&r->t->block, field->dtype);
+  if (r->shared || !gf_out_block_is_whole(&r->t->block)) {
+    gf_status st = GF_OK;
+    for (int i = 0; i < count && st == GF_OK; i++)
+      st = raw_write(state, plane + i, steps[i], (const char *)data + (size_t)i * field->bytes);
+    return st;
+  }
+  if (gf_out_write_all(r->fd, data, (size_t)(count * plane_bytes), plane * plane_bytes) != 0)
+    return gf_diag_error(r->t->diag, GF_IOERR,
+                         "cannot write planes %" PRId64 " to %" PRId64 " of %s/%s: %s", plane,
+                         plane + count - 1, r->t->dir, r->t->file->name, gf_out_error_text(errno));
+  return GF_OK;
+}
+
 /* At its full size (planes never written read as zeros), durable, closed. */
 static gf_status raw_finish(void *state, const gf_out_end *end) {
   (void)end;
@@ -205,6 +224,7 @@ const gf_out_format gf_out_raw = {
     .bytes_per_plane = 0,
     .open = raw_open,
     .write = raw_write,
+    .write_run = raw_write_run,
     .finish = raw_finish,
     .sidecar = raw_sidecar,
     .close = raw_close,

@@ -12,6 +12,7 @@ struct gf_emitter {
   gf_program *program;
   const gf_workflow *wf;
   const gf_task_instance *instance; /* being emitted */
+  int64_t step;                     /* the step being emitted */
   gf_instr *instrs;
   int count, cap;
   int out_of_memory; /* an instruction could not be appended */
@@ -43,6 +44,11 @@ struct gf_program {
   int bound; /* bodies [0, bound) are bound */
 
   gf_emitter emitter;
+
+  /* per task: the steps of its counted instances (gf_emit_count_instance) */
+  int64_t **instance_steps;
+  int64_t *ninstances;
+  int *instances_cap;
 };
 
 static const char *const instr_kind_names[GF_I_KIND_COUNT] = {
@@ -106,8 +112,9 @@ static int capturable(const gf_workflow *wf, const gf_instr *in) {
       for (int a = 0; a < wf->tasks[in->task].naccess; a++)
         if (wf->fields[wf->tasks[in->task].access[a].ref.field].scratch) return 0;
       return 1;
-    case GF_I_COPY:
-      return in->dst.kind == GF_OPND_INSTANCE && in->src.kind == GF_OPND_INSTANCE;
+    case GF_I_COPY: /* between fixed addresses: instances and run buffers */
+      return (in->dst.kind == GF_OPND_INSTANCE || in->dst.kind == GF_OPND_BUFFER) &&
+             (in->src.kind == GF_OPND_INSTANCE || in->src.kind == GF_OPND_BUFFER);
     case GF_I_RECORD:
     case GF_I_WAIT:
       return in->event >= 0;
@@ -212,6 +219,8 @@ typedef struct instr_key {
   int kind, task, starts_task, stream, other, event, temp, file, space;
   int dst_kind, dst_field, dst_inst, dst_temp;
   int src_kind, src_field, src_inst, src_temp;
+  size_t dst_offset, src_offset;
+  int batch;
   size_t bytes;
   int inst[GF_MAX_TASK_REFS];
   int has_box;
@@ -227,7 +236,8 @@ static instr_key key_of(const gf_instr *in) {
   k.other = in->other;
   k.event = in->event, k.temp = in->temp, k.file = in->file, k.space = in->space;
   k.dst_kind = in->dst.kind, k.dst_field = in->dst.field, k.dst_inst = in->dst.inst;
-  k.dst_temp = in->dst.temp;
+  k.dst_temp = in->dst.temp, k.dst_offset = in->dst.offset, k.src_offset = in->src.offset;
+  k.batch = in->batch;
   k.src_kind = in->src.kind, k.src_field = in->src.field, k.src_inst = in->src.inst;
   k.src_temp = in->src.temp;
   k.bytes = in->bytes;
@@ -383,7 +393,15 @@ gf_status gf_program_create(const gf_workflow *wf, gf_plan *plan, gf_diag *diag,
   p->plan = plan;
   p->nslots = gf_plan_event_slots(plan);
   p->user_event = gf_plan_stream_count(plan) * p->nslots;
-  p->nevents = p->user_event + wf->nevents;
+  p->nevents = p->user_event + wf->nevents + wf->ntasks * GF_MAX_TASK_EVENTS;
+  p->instance_steps = gf_calloc((size_t)wf->ntasks + 1, sizeof *p->instance_steps);
+  p->ninstances = gf_calloc((size_t)wf->ntasks + 1, sizeof *p->ninstances);
+  p->instances_cap = gf_calloc((size_t)wf->ntasks + 1, sizeof *p->instances_cap);
+  if (!p->instance_steps || !p->ninstances || !p->instances_cap) {
+    gf_program_free(p);
+    *out = NULL;
+    return gf_oom(diag, "creating the program");
+  }
   p->emitter.program = p;
   p->emitter.wf = wf;
   *out = p;
@@ -394,7 +412,10 @@ gf_status gf_program_compile(gf_program *p, int64_t from, int64_t max_steps, gf_
   if (from != p->end)
     return gf_diag_error(diag, GF_INTERNAL, "internal: compiling from step %lld, expected %lld",
                          (long long)from, (long long)p->end);
-  if (from == 0) gf_plan_reset(p->plan);
+  if (from == 0) {
+    gf_plan_reset(p->plan);
+    memset(p->ninstances, 0, (size_t)p->wf->ntasks * sizeof *p->ninstances);
+  }
   int64_t to = p->wf->steps - from < max_steps ? p->wf->steps : from + max_steps;
   int64_t n = to - from;
   int *ids = gf_malloc((size_t)n * sizeof(int));
@@ -408,6 +429,7 @@ gf_status gf_program_compile(gf_program *p, int64_t from, int64_t max_steps, gf_
     int nops = 0;
     if ((st = gf_plan_step(p->plan, from + k, diag, &ops, &nops)) != GF_OK) break;
     e->count = 0;
+    e->step = from + k;
     for (int i = 0; i < nops && st == GF_OK; i++) st = lower(p, &ops[i]);
     if (st != GF_OK) break;
     if (!e->out_of_memory) mark_capture_runs(e, 0);
@@ -445,6 +467,10 @@ static gf_status bind_body(gf_program *p, gf_body *body, gf_diag *diag) {
         in->dst.bound = p->instance(p->instance_user, in->dst.field, in->dst.inst);
       if (in->src.kind == GF_OPND_INSTANCE)
         in->src.bound = p->instance(p->instance_user, in->src.field, in->src.inst);
+      gf_operand *ends[2] = {&in->dst, &in->src};
+      for (int j = 0; j < 2; j++) /* a run buffer's address is fixed from now on */
+        if (ends[j]->kind == GF_OPND_BUFFER && p->buffers && p->buffers[ends[j]->temp])
+          ends[j]->bound = (char *)p->buffers[ends[j]->temp] + ends[j]->offset;
     } else if (in->kind == GF_I_LAUNCH) {
       const gf_task *task = &wf->tasks[in->task];
       void *data[GF_MAX_TASK_REFS];
@@ -507,6 +533,10 @@ void gf_program_free(gf_program *p) {
   free(p->emitter.instrs);
   free(p->buffer_bytes);
   free(p->buffer_space);
+  for (int t = 0; p->instance_steps && t < p->wf->ntasks; t++) free(p->instance_steps[t]);
+  free(p->instance_steps);
+  free(p->ninstances);
+  free(p->instances_cap);
   free(p);
 }
 
@@ -555,6 +585,39 @@ void gf_emit_buffer(gf_emitter *e, int j, size_t bytes, gf_space space) {
   }
   if (bytes > p->buffer_bytes[id]) p->buffer_bytes[id] = bytes;
   p->buffer_space[id] = space;
+}
+
+int gf_emit_event(gf_emitter *e, int j) {
+  const gf_program *p = e->program;
+  return p->user_event + p->wf->nevents + e->instance->task * GF_MAX_TASK_EVENTS + j;
+}
+
+int64_t gf_emit_count_instance(gf_emitter *e) {
+  gf_program *p = e->program;
+  int t = e->instance->task;
+  if (p->ninstances[t] >= INT32_MAX ||
+      GF_GROW(p->instance_steps[t], p->instances_cap[t], (int)p->ninstances[t] + 1) != GF_OK) {
+    e->out_of_memory = 1;
+    return p->ninstances[t];
+  }
+  p->instance_steps[t][p->ninstances[t]] = e->step;
+  return p->ninstances[t]++;
+}
+
+int64_t gf_program_instance_step(const gf_program *p, int task, int64_t i) {
+  return p->instance_steps[task][i];
+}
+
+int64_t gf_program_instances_through(const gf_program *p, int task, int64_t n) {
+  int64_t lo = 0, hi = p->ninstances[task]; /* the first instance after step n */
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (p->instance_steps[task][mid] <= n)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
 size_t gf_program_buffer(const gf_program *p, int id, gf_space *space) {

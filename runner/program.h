@@ -50,12 +50,14 @@ typedef enum gf_operand_kind {
   GF_OPND_INSTANCE, /* a field instance */
   GF_OPND_STAGED,   /* the staging buffer the last GF_I_STAGE took */
   GF_OPND_TEMP,     /* a temporary from GF_I_ALLOC */
+  GF_OPND_BUFFER,   /* run buffer `temp` (gf_emit_buffer), from byte `offset` */
 } gf_operand_kind;
 
 typedef struct gf_operand {
   gf_operand_kind kind;
   int field, inst; /* GF_OPND_INSTANCE */
-  int temp;        /* GF_OPND_TEMP */
+  int temp;        /* GF_OPND_TEMP; GF_OPND_BUFFER: the buffer's id */
+  size_t offset;   /* GF_OPND_BUFFER */
   void *bound;     /* GF_OPND_INSTANCE after binding */
 } gf_operand;
 
@@ -109,6 +111,8 @@ typedef struct gf_instr {
   int temp;             /* GF_I_ALLOC, GF_I_FREE */
   int file;             /* GF_I_WRITE: index into wf->files */
   const gf_expr *param; /* GF_I_WRITE: the plane */
+  int batch;            /* GF_I_WRITE: > 0, the staged buffer holds the planes of the task's
+                           last `batch` instances (gf_program_instance), one after another */
   /* GF_I_LAUNCH: the instance of each access; the argument struct and the
    * per-step scalars once bound */
   int inst[GF_MAX_TASK_REFS];
@@ -198,6 +202,22 @@ gf_operand gf_emit_access(gf_emitter *e, int a);
  * `space`, allocated once for the run before the loop (its launches get it
  * through gf_bind_fn's `buffers`, its host calls through gf_host_buffer). */
 void gf_emit_buffer(gf_emitter *e, int j, size_t bytes, gf_space space);
+
+/* A flat event of the task being emitted, `j` < GF_MAX_TASK_EVENTS, the
+ * same at every step (for ordering a task's own work across its instances
+ * and streams: output.c's device-side ring). */
+#define GF_MAX_TASK_EVENTS 2
+int gf_emit_event(gf_emitter *e, int j);
+/* For a task that gathers its instances into batches (outputs): records that
+ * it runs at the step being emitted and returns how many instances it had
+ * before (from step 0). */
+int64_t gf_emit_count_instance(gf_emitter *e);
+
+/* The step of instance `i` of task `task` (counted by
+ * gf_emit_count_instance), and how many instances were counted up to step
+ * `n` inclusive (the steps compiled so far). */
+int64_t gf_program_instance_step(const gf_program *program, int task, int64_t i);
+int64_t gf_program_instances_through(const gf_program *program, int task, int64_t n);
 
 /* The run buffers the program declared: bytes (0: none) and space of
  * buffer `id` = task * GF_MAX_TASK_TEMPS + j, ids in [0, gf_program_temp_count). */

@@ -47,7 +47,8 @@ static void key_figures(gf_text *j, const gf_workflow *wf) {
   gf_text_json(j, wf->schedule->name);
   gf_text_puts(j, ",\n    \"memory\": {\"default\": ");
   gf_text_json(j, gf_space_name(wf->default_space));
-  gf_text_printf(j, ", \"staging\": %d},\n    \"fields\": {", wf->staging);
+  gf_text_printf(j, ", \"staging\": %d, \"staging_budget\": %lld},\n    \"fields\": {", wf->staging,
+                 (long long)wf->staging_budget);
   for (int f = 0; f < wf->nfields; f++) {
     gf_text_puts(j, f ? ", " : "");
     gf_text_json(j, wf->fields[f].name);

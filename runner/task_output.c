@@ -14,11 +14,9 @@
 #define MAX_PLANES 1000000000 /* the writer keeps a bit per plane */
 #define MAX_FILE_BYTES ((int64_t)1 << 62)
 
-static const gf_key_spec output_keys[] = {{"from", 1, NULL},
-                                          {"file", 1, NULL},
-                                          {"planes", 1, NULL},
-                                          {"plane", 0, NULL},
-                                          {"format", 0, NULL}};
+static const gf_key_spec output_keys[] = {{"from", 1, NULL},   {"file", 1, NULL},
+                                          {"planes", 1, NULL}, {"plane", 0, NULL},
+                                          {"format", 0, NULL}, {"batch", 0, NULL}};
 
 /* An HDF5 file holds the field's dataset beside its coordinates (the scales
  * output_hdf5.c writes), so the field may not take one of their names. */
@@ -63,27 +61,63 @@ gf_status gf_output_add_file(loader *ld, gf_task *task, gf_file file, int *index
   return GF_OK;
 }
 
+/* A batched output (k = file->batch > 1): each instance copies its plane
+ * into slot i % k of a device-side ring of k planes (a run buffer, so the
+ * copy has fixed addresses and a captured graph may hold it), and every k-th
+ * moves the whole ring to a staging buffer in one copy and hands the writer
+ * k planes. The ring's copies may run on several streams: each waits for the
+ * previous slot's copy (event 0) or, at slot 0, for the previous batch's copy
+ * out of the ring (event 1). A batch still open at a checkpoint or at the
+ * end is flushed by the executor (exec.c). */
 void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_expr *plane) {
-  gf_emit(e, GF_I_STAGE);
+  const gf_file *f = &wf->files[file];
+  size_t bytes = wf->fields[f->field].bytes; /* this process's block of the plane */
+  if (f->batch <= 1) {
+    gf_emit(e, GF_I_STAGE);
+    gf_instr *copy = gf_emit(e, GF_I_COPY);
+    copy->src = gf_emit_access(e, 0);
+    copy->dst = (gf_operand){.kind = GF_OPND_STAGED};
+    copy->bytes = bytes;
+    gf_emit(e, GF_I_RECORD)->event = -1;
+    gf_instr *write = gf_emit(e, GF_I_WRITE);
+    write->file = file;
+    write->param = plane;
+    return;
+  }
+  int k = f->batch, ring = gf_emit_temp(e, 0);
+  int64_t instance = gf_emit_count_instance(e), slot = instance % k;
+  gf_emit_buffer(e, 0, bytes * (size_t)k, GF_SPACE_DEVICE);
+  if (instance > 0) gf_emit(e, GF_I_WAIT)->event = gf_emit_event(e, slot > 0 ? 0 : 1);
   gf_instr *copy = gf_emit(e, GF_I_COPY);
   copy->src = gf_emit_access(e, 0);
-  copy->dst = (gf_operand){.kind = GF_OPND_STAGED};
-  copy->bytes = wf->fields[wf->files[file].field].bytes; /* this process's block of the plane */
+  copy->dst = (gf_operand){.kind = GF_OPND_BUFFER, .temp = ring, .offset = (size_t)slot * bytes};
+  copy->bytes = bytes;
+  if (slot < k - 1) {
+    gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 0);
+    return;
+  }
+  gf_emit(e, GF_I_STAGE);
+  gf_instr *out = gf_emit(e, GF_I_COPY);
+  out->src = (gf_operand){.kind = GF_OPND_BUFFER, .temp = ring};
+  out->dst = (gf_operand){.kind = GF_OPND_STAGED};
+  out->bytes = bytes * (size_t)k;
   gf_emit(e, GF_I_RECORD)->event = -1;
+  gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 1);
   gf_instr *write = gf_emit(e, GF_I_WRITE);
   write->file = file;
   write->param = plane;
+  write->batch = k;
 }
 
 static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
   gf_workflow *wf = gf_load_workflow(ld);
-  yaml_node_t *node = yaml->value, *values[5] = {NULL};
+  yaml_node_t *node = yaml->value, *values[6] = {NULL};
   gf_output_task *o = gf_calloc(1, sizeof *o);
   if (!o) return gf_oom(gf_load_diag(ld), "loading an output task");
   task->data = o;
   o->file = -1;
   gf_ref from;
-  gf_status status = gf_load_mapping(ld, node, "output", output_keys, 5, NULL, NULL, values);
+  gf_status status = gf_load_mapping(ld, node, "output", output_keys, 6, NULL, NULL, values);
   if (status || (status = gf_load_ref(ld, values[0], &from))) return status;
   gf_task_add_access(task, from, GF_ACCESS_READ, gf_region_whole(wf, from.field), "output source");
   int format;
@@ -106,22 +140,32 @@ static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
         ld, values[2],
         "output file '%s' is too large: %lld planes of %lld bytes are more than 2^62 bytes", file,
         (long long)planes, (long long)plane_bytes);
+  int64_t batch = 0; /* 0: chosen from the staging budget (workflow.c) */
+  if (values[5] && (status = gf_load_integer(ld, values[5], GF_NAMES_PARAMS, &batch)))
+    return status;
+  if (values[5] && (batch < 1 || batch > 65536))
+    return gf_load_fail(ld, values[5], "batch must be between 1 and 65536, got %lld",
+                        (long long)batch);
   gf_status added = gf_output_add_file(ld, task,
                                        (gf_file){.name = (char *)file,
                                                  .field = from.field,
                                                  .planes = planes,
                                                  .plane_bytes = (size_t)plane_bytes,
-                                                 .format = format},
+                                                 .format = format,
+                                                 .batch = (int)batch},
                                        &o->file);
   if (added) return added;
   if (!values[3]) {
     gf_scope scope = {NULL, NULL, 1};
-    return gf_expr_compile("n", &scope, gf_load_diag(ld), task->loc, &o->plane);
+    status = gf_expr_compile("n", &scope, gf_load_diag(ld), task->loc, &o->plane);
+  } else {
+    const char *plane = gf_load_scalar(values[3]);
+    if (!plane || (!*plane && !gf_load_is_quoted(values[3])))
+      return gf_load_fail_type(ld, values[3], "an expression of n");
+    status = gf_load_expr(ld, values[3], plane, 0, GF_NAMES_PARAMS | GF_NAMES_GRID, 1, &o->plane);
   }
-  const char *plane = gf_load_scalar(values[3]);
-  if (!plane || (!*plane && !gf_load_is_quoted(values[3])))
-    return gf_load_fail_type(ld, values[3], "an expression of n");
-  return gf_load_expr(ld, values[3], plane, 0, GF_NAMES_PARAMS | GF_NAMES_GRID, 1, &o->plane);
+  wf->files[o->file].plane = o->plane;
+  return status;
 }
 
 static gf_status check_step(const gf_workflow *wf, const gf_task *task, int64_t n, gf_diag *diag,

@@ -78,6 +78,7 @@ struct gf_loader {
   int managed_prefetch;      /* memory.prefetch: default for managed fields */
   int managed_read_mostly;   /* memory.read_mostly: likewise */
   yaml_node_t *staging_node; /* memory.staging, where a staging limit is reported */
+  int64_t staging_planes;    /* memory.staging as a count of planes; 0: as bytes, or not given */
   yaml_node_t *init_node;    /* the `init:` of the field being loaded, NULL: none */
   int nodes;                 /* YAML nodes seen, the file's and the overrides' */
 };
@@ -774,14 +775,29 @@ static gf_status load_memory_default(loader *ld, yaml_node_t *key, yaml_node_t *
   return status;
 }
 
+/* memory.staging: the pinned staging budget, as a count of the largest
+ * plane (`staging: 8`) or as bytes with a binary unit (`staging: 64MiB`). */
 static gf_status load_memory_staging(loader *ld, yaml_node_t *key, yaml_node_t *value,
                                      void *target) {
   (void)key, (void)target;
-  int64_t staging = 0;
-  gf_status status = get_int(ld, value, "staging", 1, 65536, &staging);
-  ld->wf->staging = (int)staging;
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   ld->staging_node = value;
-  return status;
+  const char *s = gf_load_scalar(value);
+  int64_t planes = 0;
+  if (s && parse_int_text(s, &planes))
+    return get_int(ld, value, "staging", 1, 65536, &ld->staging_planes);
+  char *end = NULL;
+  errno = 0;
+  double v = s ? strtod(s, &end) : NAN;
+  while (end && *end == ' ') end++;
+  int unit = end && *end ? find_name(units, COUNT_OF(units), end) : -1;
+  if (!s || end == s || errno == ERANGE || unit < 0)
+    return gf_load_fail_type(ld, value, "a number of planes (1 to 65536) or a size such as 256MiB");
+  double bytes = v * (double)((int64_t)1 << (10 * unit));
+  if (!(bytes >= 1 && bytes <= (double)MAX_FIELD_BYTES))
+    return gf_load_fail(ld, value, "staging must be from 1B to 4EiB, got %s", s);
+  ld->wf->staging_budget = (int64_t)bytes;
+  return GF_OK;
 }
 
 static gf_status load_memory_prefetch(loader *ld, yaml_node_t *key, yaml_node_t *value,
@@ -2036,25 +2052,81 @@ static char *emit_resolved(loader *ld, int *out_of_memory) {
 
 /* ---- load ----------------------------------------------------------------------- */
 
-/* Output staging buffers when the file does not say: as many planes as fit in
- * 256 MiB, at least 8 and no more than the outputs write, so a run of small
- * planes never waits for the disk inside its loop while host memory stays
- * bounded whatever the number of planes. */
-static int default_staging(const gf_workflow *wf) {
-  size_t plane = gf_workflow_plane_bytes(wf);
-  int64_t planes = 0;
-  for (int f = 0; f < wf->nfiles; f++) planes += wf->files[f].planes;
-  if (plane == 0) return 8;
-  int64_t fit = (int64_t)((size_t)256 << 20) / (int64_t)plane;
-  if (fit > planes) fit = planes;
-  if (fit > 65536) fit = 65536;
-  return fit < 8 ? 8 : (int)fit;
+/* Output staging, from the budget (memory.staging; default 256 MiB, or two
+ * of the largest planes when those are more): each file's batch (its
+ * `batch:`, else enough planes for a copy of STAGING_COPY bytes, at most a
+ * quarter of the budget's planes and MAX_BATCH), then as many buffers of the
+ * largest batch as the budget holds, no more than the batches the outputs
+ * write. The pinned memory never exceeds the budget; a budget that holds no
+ * batch is refused (a plane is not copied in pieces). */
+#define STAGING_DEFAULT ((int64_t)256 << 20)
+#define STAGING_COPY ((int64_t)4 << 20)
+#define MAX_BATCH 64
+
+static gf_status plan_staging(loader *ld) {
+  gf_workflow *wf = ld->wf;
+  int64_t plane = 0;
+  int largest = -1;
+  for (int f = 0; f < wf->nfiles; f++)
+    if ((int64_t)wf->files[f].plane_bytes > plane) {
+      plane = (int64_t)wf->files[f].plane_bytes;
+      largest = f;
+    }
+  if (largest < 0) {
+    wf->staging = 0;
+    if (!wf->staging_budget) wf->staging_budget = STAGING_DEFAULT;
+    return GF_OK;
+  }
+  yaml_node_t *at = ld->staging_node ? ld->staging_node : ld->task_nodes[wf->files[largest].task];
+  if (ld->staging_planes && __builtin_mul_overflow(plane, ld->staging_planes, &wf->staging_budget))
+    wf->staging_budget = INT64_MAX;
+  if (!ld->staging_node)
+    wf->staging_budget = plane <= STAGING_DEFAULT / 2 ? STAGING_DEFAULT
+                         : plane <= INT64_MAX / 2     ? 2 * plane
+                                                      : INT64_MAX;
+  if (wf->staging_budget > MAX_FIELD_BYTES)
+    return gf_load_fail(ld, at,
+                        "the output staging of %lld planes of %lld bytes each is more than 2^62 "
+                        "bytes; lower memory.staging",
+                        (long long)(ld->staging_planes ? ld->staging_planes : 2), (long long)plane);
+  int64_t buffer = 0, batches = 0;
+  for (int f = 0; f < wf->nfiles; f++) {
+    gf_file *file = &wf->files[f];
+    int64_t p = (int64_t)file->plane_bytes, fit = wf->staging_budget / p;
+    if (!file->batch) {
+      int64_t k = (STAGING_COPY + p - 1) / p;
+      if (k > fit / 4) k = fit / 4;
+      if (k > MAX_BATCH) k = MAX_BATCH;
+      if (k > file->planes) k = file->planes;
+      file->batch = file->image || k < 1 ? 1 : (int)k;
+    }
+    if (file->batch > fit) {
+      char b[32], q[32];
+      gf_format_bytes((double)wf->staging_budget, b, sizeof b);
+      gf_format_bytes((double)p * file->batch, q, sizeof q);
+      return gf_load_fail(
+          ld, ld->staging_node ? at : ld->task_nodes[file->task],
+          "the output staging budget (%s) holds no batch of '%s' (%d plane%s, "
+          "%s); raise memory.staging%s",
+          b, file->name, file->batch, file->batch == 1 ? "" : "s", q,
+          file->batch > 1 ? " or lower the output's batch" : " (a plane is not copied in pieces)");
+    }
+    if (p * file->batch > buffer) buffer = p * file->batch;
+    batches += (file->planes + file->batch - 1) / file->batch;
+  }
+  int64_t count = wf->staging_budget / buffer;
+  if (count > batches) count = batches;
+  if (count > 65536) count = 65536;
+  wf->staging = count < 1 ? 1 : (int)count;
+  return GF_OK;
 }
 
 size_t gf_workflow_plane_bytes(const gf_workflow *wf) {
   size_t plane = 0;
-  for (int f = 0; f < wf->nfiles; f++) /* what this process holds of a plane: its block */
-    if (wf->fields[wf->files[f].field].bytes > plane) plane = wf->fields[wf->files[f].field].bytes;
+  for (int f = 0; f < wf->nfiles; f++) { /* what this process holds of a plane: its block */
+    size_t batch = wf->fields[wf->files[f].field].bytes * (size_t)wf->files[f].batch;
+    if (batch > plane) plane = batch;
+  }
   return plane;
 }
 
@@ -2070,25 +2142,6 @@ const gf_task *gf_workflow_cpu_only_task(const gf_workflow *wf, const gf_kernel 
   }
   if (kernel) *kernel = NULL;
   return NULL;
-}
-
-/* The staging buffers hold a plane of the largest output each. */
-static gf_status check_staging(loader *ld) {
-  const gf_workflow *wf = ld->wf;
-  int largest = -1;
-  int64_t plane = 0, total;
-  for (int f = 0; f < wf->nfiles; f++)
-    if ((int64_t)wf->files[f].plane_bytes > plane) {
-      plane = (int64_t)wf->files[f].plane_bytes;
-      largest = wf->files[f].task;
-    }
-  if (largest < 0 ||
-      (!__builtin_mul_overflow(plane, (int64_t)wf->staging, &total) && total <= MAX_FIELD_BYTES))
-    return GF_OK;
-  return gf_load_fail(ld, ld->staging_node ? ld->staging_node : ld->task_nodes[largest],
-                      "the %d output staging buffers of %lld bytes each are more than 2^62 bytes; "
-                      "lower memory.staging",
-                      wf->staging, (long long)plane);
 }
 
 static gf_status load_document(loader *ld, const gf_override *overrides, int noverrides) {
@@ -2124,7 +2177,7 @@ static gf_status load_document(loader *ld, const gf_override *overrides, int nov
   }
 
   wf->default_space = GF_SPACE_DEVICE;
-  wf->staging = 0; /* not given: default_staging() */
+  wf->staging = 0; /* plan_staging() */
   wf->pool_strategy = GF_POOL_RESOURCE_AWARE;
   wf->pool_release_threshold = SIZE_MAX;
   wf->schedule = gf_schedule_find("auto");
@@ -2134,8 +2187,7 @@ static gf_status load_document(loader *ld, const gf_override *overrides, int nov
   if ((status = gf_load_mapping(ld, yaml_document_get_root_node(&ld->doc), NULL, top_keys,
                                 COUNT_OF(top_keys), NULL, NULL, NULL)))
     return status;
-  if (wf->staging == 0) wf->staging = default_staging(wf);
-  if ((status = check_staging(ld)) || (status = default_check(ld)) || (status = load_lua(ld)))
+  if ((status = plan_staging(ld)) || (status = default_check(ld)) || (status = load_lua(ld)))
     return status;
   int out_of_memory = 0;
   ld->impl->resolved = emit_resolved(ld, &out_of_memory);

@@ -86,6 +86,12 @@ typedef struct gf_file {
   size_t plane_bytes;
   int format;                 /* `format:`, an index into gf_out_formats (output_format.h); 0 raw */
   const gf_image_spec *image; /* the image task's, or NULL */
+  /* Planes per staging buffer (an output's `batch:`, else chosen at load
+   * from the staging budget; 1: one copy per plane, as an image's): with
+   * k > 1 each plane goes to a device-side ring of k planes and every k-th
+   * output moves the ring to a staging buffer in one copy. */
+  int batch;
+  const gf_expr *plane; /* the output task's plane expression (of n); NULL: an image's */
 } gf_file;
 
 /* Steps between two runs of the default check (no `check:` block): a scan of
@@ -185,7 +191,8 @@ typedef struct gf_workflow {
   int64_t steps;
   const gf_schedule *schedule;
   gf_space default_space;
-  int staging;                    /* output staging buffers */
+  int staging;                    /* output staging buffers, each of gf_workflow_plane_bytes */
+  int64_t staging_budget;         /* memory.staging: bytes of pinned staging at most */
   gf_pool_strategy pool_strategy; /* memory.pool.strategy: where scratch fields come from */
   size_t pool_release_threshold;  /* memory.pool.release_threshold; SIZE_MAX: keep all */
 
@@ -250,8 +257,9 @@ const char *gf_dtype_name(gf_dtype dtype);
 /* The cell of a field at C-order offset i. */
 void gf_field_cell(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS]);
 
-/* Bytes of one output staging buffer: the largest instance any file takes a
- * plane from, as this process holds it (0: none). */
+/* Bytes of one output staging buffer: the largest batch (gf_file.batch
+ * planes of the instance a file takes a plane from, as this process holds
+ * it) of any file (0: none). */
 size_t gf_workflow_plane_bytes(const gf_workflow *wf);
 
 /* The first task that only the CPU backend can run: a kernel task whose kernel

@@ -60,11 +60,14 @@ static const gf_instr *find_kind(const gf_body *b, gf_instr_kind kind) {
   return NULL;
 }
 
-/* The seed under events: every step's instructions say what the workflow says
- * of that step, though the 640 steps share a few dozen bodies. */
+/* The seed under events, a copy per plane (batch: 1): every step's
+ * instructions say what the workflow says of that step, though the 640 steps
+ * share a few dozen bodies. */
+static const char *const unbatched[] = {"loop.tasks.1.output.batch=1"};
+
 static void test_wave2d_steps(void) {
   compiled c;
-  if (!compile("../workflows/wave2d.yaml", NULL, 0, 1000, &c)) return;
+  if (!compile("../workflows/wave2d.yaml", unbatched, 1, 1000, &c)) return;
   const gf_program *p = c.program;
   CHECK_INT(gf_program_end(p), 640);
   int nseg;
@@ -131,6 +134,66 @@ static void test_wave2d_steps(void) {
   release(&c);
 }
 
+/* The seed with batches of 16 planes: each snapshot (steps 2 .. 638, its
+ * instance i = n - 2) copies U[n] into slot i % 16 of the ring on its own
+ * stream, ordered after the previous slot's copy (event 0) or the previous
+ * batch's copy out (event 1); only every 16th instance has host work: take a
+ * staging buffer, copy the 16 planes out in one copy, hand them over. */
+static void test_wave2d_batched(void) {
+  const char *sets[] = {"loop.tasks.1.output.batch=16"};
+  compiled c;
+  if (!compile("../workflows/wave2d.yaml", sets, 1, 1000, &c)) return;
+  const gf_program *p = c.program;
+  const size_t plane = 256 * 256 * 4;
+  int ev_slot = -1, ev_batch = -1, host_steps = 0;
+  for (int64_t n = 0; n < 640; n++) {
+    const gf_body *b = body_of(p, n);
+    CHECK(b != NULL);
+    if (!b) break;
+    int snapshot = n > 1 && n < 639;
+    int64_t i = n - 2;
+    int closes = snapshot && i % 16 == 15;
+    host_steps += b->host_instrs > 0;
+    CHECK_INT(b->host_instrs, closes ? 2 : 0); /* stage, write */
+    CHECK_INT(count_kind(b, GF_I_COPY), snapshot + closes);
+    if (!snapshot) continue;
+    const gf_instr *ring = find_kind(b, GF_I_COPY);
+    CHECK_INT(ring->src.kind, GF_OPND_INSTANCE);
+    CHECK_INT(ring->src.inst, n % 5);
+    CHECK_INT(ring->dst.kind, GF_OPND_BUFFER);
+    CHECK_INT(ring->dst.offset, (size_t)(i % 16) * plane);
+    CHECK_INT(ring->bytes, plane);
+    /* the ring's own wait comes right before its copy (the planner's waits first) */
+    const gf_instr *before = ring - 1;
+    if (i > 0) {
+      CHECK_INT(before->kind, GF_I_WAIT);
+      int *ev = i % 16 ? &ev_slot : &ev_batch;
+      if (*ev < 0) *ev = before->event;
+      CHECK_INT(before->event, *ev);
+      CHECK_INT(before->stream, ring->stream);
+    }
+    if (!closes) {
+      CHECK_INT(ring[1].kind, GF_I_RECORD);
+      CHECK_INT(ring[1].event, ev_slot < 0 ? ring[1].event : ev_slot);
+      continue;
+    }
+    const gf_instr *out = ring + 1;
+    while (out->kind != GF_I_COPY) out++;
+    CHECK_INT(out->src.kind, GF_OPND_BUFFER);
+    CHECK_INT(out->src.offset, 0);
+    CHECK_INT(out->dst.kind, GF_OPND_STAGED);
+    CHECK_INT(out->bytes, 16 * plane);
+    CHECK_INT(out->stream, ring->stream);
+    const gf_instr *write = find_kind(b, GF_I_WRITE);
+    CHECK_INT(write->batch, 16);
+    CHECK_INT(gf_program_instances_through(p, 1, n), i + 1);
+    CHECK_INT(gf_program_instance_step(p, 1, i - 15), n - 15);
+  }
+  CHECK_INT(host_steps, 637 / 16);
+  CHECK(ev_slot >= 0 && ev_batch >= 0 && ev_slot != ev_batch);
+  release(&c);
+}
+
 /* Compiling in stretches of 7 steps gives every step the same instructions
  * as compiling the loop at once. */
 static void test_stretches(void) {
@@ -191,7 +254,7 @@ static void *fake_address(void *user, int field, int inst) {
  * constants, and lists the scalars evaluated per step. */
 static void test_binding(void) {
   compiled c;
-  if (!compile("../workflows/wave2d.yaml", NULL, 0, 1000, &c)) return;
+  if (!compile("../workflows/wave2d.yaml", unbatched, 1, 1000, &c)) return;
   CHECK_INT(gf_program_bind(c.program, fake_address, NULL, NULL, &c.diag), GF_OK);
   const gf_body *b = body_of(c.program, 7);
   const gf_instr *launch = find_kind(b, GF_I_LAUNCH);
@@ -211,6 +274,7 @@ static void test_binding(void) {
 
 int main(void) {
   RUN(test_wave2d_steps);
+  RUN(test_wave2d_batched);
   RUN(test_stretches);
   RUN(test_capturable);
   RUN(test_binding);

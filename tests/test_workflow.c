@@ -113,7 +113,12 @@ static void test_wave2d_model(void) {
   CHECK_INT(wf->params[2].loc.col, 8); /* inside the quotes */
 
   CHECK_INT(wf->default_space, GF_SPACE_DEVICE);
-  CHECK_INT(wf->staging, 640); /* 256 MiB of 256 KiB planes, capped at the 640 planes written */
+  /* 256 MiB of staging; batches of 16 planes (4 MiB copies), 40 buffers of
+   * them: the 640 planes, under the 64 the budget holds */
+  CHECK(wf->staging_budget == (int64_t)256 << 20);
+  CHECK_INT(wf->files[0].batch, 16);
+  CHECK_INT(wf->staging, 40);
+  CHECK(gf_workflow_plane_bytes(wf) == (size_t)16 * 256 * 256 * 4);
   CHECK_STR(wf->schedule->name, "events");
   CHECK_INT(wf->steps, 640);
 

@@ -73,7 +73,8 @@ PY
 }
 
 wave="$repo/workflows/wave2d.yaml"
-small=(--set 'grid.shape=[32,32]' --set params.nt=64 --backend cpu --quiet)
+# one copy and one write per plane (batch: 1), which the trace's structure follows step by step
+small=(--set 'grid.shape=[32,32]' --set params.nt=64 --set loop.tasks.1.output.batch=1 --backend cpu --quiet)
 expect_exit 0 "a traced run" -- "$gflow" run "$wave" "${small[@]}" --out "$tmp/o" --trace "$tmp/t.json" --trace-steps 20:30
 [ -s "$tmp/t.json" ] && pass || fail "no trace written"
 check "$tmp/t.json" 20 30 && pass || fail "trace of steps 20..29"

@@ -932,8 +932,13 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
     gf_format_bytes((double)file->plane_bytes * (double)file->planes, b2, sizeof b2);
     fprintf(out, "  output    %s: %" PRId64 " planes x", file->name, file->planes);
     for (int d = 0; d < f->ndim; d++) fprintf(out, "%s%" PRId64, d ? " x " : " ", f->shape[d]);
-    fprintf(out, " %s = %s, %" PRId64 " planes written\n", gf_dtype_name(f->dtype), b2,
+    fprintf(out, " %s = %s, %" PRId64 " planes written", gf_dtype_name(f->dtype), b2,
             plan->tasks[file->task].active);
+    if (file->batch > 1) { /* through a device-side ring (task_output.c) */
+      gf_format_bytes((double)f->bytes * file->batch, buf, sizeof buf);
+      fprintf(out, " in batches of %d planes (%s copies)", file->batch, buf);
+    }
+    fprintf(out, "\n");
   }
   fprintf(out,
           "  sync      over all steps: %" PRId64 " event records, %" PRId64

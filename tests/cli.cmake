@@ -51,6 +51,10 @@ add_test(NAME test_stages
 add_test(NAME hdf5
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/hdf5.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
 set_tests_properties(hdf5 PROPERTIES SKIP_RETURN_CODE 77)
+# Batched snapshot IO: the same bits under every schedule and batch, raw and
+# hdf5; the staging budget held at planes the old 8-plane rule exceeded.
+add_test(NAME output_batch
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/output_batch.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
 # Runs split over MPI ranks (mpirun, CPU backend): bit-identical to one
 # process and to an independent reference, errors, stopping together.
 if(MPI_C_FOUND)

@@ -14,6 +14,9 @@
 #      naive pool does not and its report names the hazard; per-step
 #      temporaries (wave2d_scratch.yaml) write wave2d.yaml's bits;
 #   6. faults: out of memory, a device that does not exist.
+# After 2, batched snapshot IO: the seed under every schedule and batch (and
+# hdf5, with h5dump) bit-identical to a copy per plane; in 4, the staging
+# budget of 8192^2 planes.
 # Ends with `N passed, N failed`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -73,6 +76,45 @@ for wf in workflows/*.yaml; do
   done
   echo "   $(echo "$outputs" | wc -w) output file(s) compared over ${#strategies[@]} strategies x 4 schedules"
 done
+
+echo "== batched snapshot IO on the GPU (the seed workload)"
+# A copy per plane under events is the reference; every schedule with the
+# batch gflow chooses (16 planes), a batch that leaves a partial one at the
+# end (3: 637 = 212 x 3 + 1) and 64, bit for bit; hdf5 too (with h5dump).
+seed=("$gflow" run workflows/wave2d.yaml --backend gpu --quiet)
+expect_exit 0 "seed, a copy per plane" -- "${seed[@]}" --set loop.tasks.1.output.batch=1 --out "$tmp/b-ref"
+schedules="sync streams events auto"
+"$gflow" validate workflows/wave2d.yaml --set schedule=graph >/dev/null 2>&1 && schedules+=" graph"
+same_batches=0
+for schedule in $schedules; do
+  for batch in auto 3 64; do
+    sets=(--set schedule=$schedule)
+    [ "$batch" = auto ] || sets+=(--set loop.tasks.1.output.batch=$batch)
+    dir=$tmp/b-$schedule-$batch
+    expect_exit 0 "seed $schedule batch $batch" -- "${seed[@]}" "${sets[@]}" --out "$dir"
+    if cmp -s "$dir/array_out.dat" "$tmp/b-ref/array_out.dat"; then
+      pass
+      same_batches=$((same_batches + 1))
+    else
+      fail "seed $schedule batch $batch: array_out.dat differs from a copy per plane"
+    fi
+    rm -rf "$dir"
+  done
+done
+echo "   $same_batches batched runs wrote the copy-per-plane run's array_out.dat bit for bit"
+if command -v h5dump >/dev/null; then
+  h5=(--set loop.tasks.1.output.format=hdf5 --set loop.tasks.1.output.file=u.h5)
+  for batch in 1 16 3; do
+    expect_exit 0 "seed hdf5 batch $batch" -- "${seed[@]}" "${h5[@]}" \
+      --set loop.tasks.1.output.batch=$batch --out "$tmp/h5-$batch"
+    h5dump -d /U -b LE -o "$tmp/h5-$batch.bin" "$tmp/h5-$batch/u.h5" >/dev/null 2>&1
+    cmp -s "$tmp/h5-$batch.bin" "$tmp/b-ref/array_out.dat" && pass ||
+      fail "seed hdf5 batch $batch: the dataset differs from the raw file"
+  done
+  echo "   hdf5, batches 1, 16 and 3: the raw file's values"
+else
+  echo "   (no h5dump: hdf5 not compared)"
+fi
 
 echo "== the pool's race on the GPU (scratch_race.yaml, a slow kernel of 8192^2)"
 race=(workflows/scratch_race.yaml --backend gpu --set params.slow_edge=8192)
@@ -203,6 +245,10 @@ ck=("$gflow" run workflows/wave2d.yaml --backend gpu --quiet --set 'grid.shape=[
   --set 'loop.tasks.1.output.plane=n // 1000' --set loop.tasks.1.output.planes=6
   --set checkpoint.every=1500)
 expect_exit 0 "checkpointed run, uninterrupted" -- "${ck[@]}" --out "$tmp/ck-ref"
+# 256 MiB planes: the default staging budget is two planes (512 MiB), not the
+# old rule's eight (2 GiB)
+expect_contains "$(cat "$tmp/ck-ref/run.json")" '"staging": 2, "staging_budget": 536870912}' \
+  "8192^2 planes: two staging buffers"
 for schedule in sync streams events auto; do
   dir=$tmp/ck-kill-$schedule
   "${ck[@]}" --set schedule=$schedule --out "$dir" 2>"$dir.err" &

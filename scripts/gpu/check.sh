@@ -214,8 +214,9 @@ grep -q '"name": "step", "kind": "kernel", "count": 640, "timed": 40, "busy_ms":
   pass || fail "step: 40 of 640 timed: $(grep '"step"' "$tmp/timing/timings.json")"
 echo "   $(grep -m1 '^  step ' <<<"$err")"
 # a trace of steps 100..109: each launch and copy once with its arguments, counters
+# (a copy per plane, batch: 1: one copy per step; batched, every 16th step has two)
 expect_exit 0 "--trace" -- "$gflow" run workflows/wave2d.yaml --backend gpu --quiet --out "$tmp/trace" \
-  --trace "$tmp/trace.json" --trace-steps 100:110
+  --trace "$tmp/trace.json" --trace-steps 100:110 --set loop.tasks.1.output.batch=1
 python3 - "$tmp/trace.json" <<'PY' >"$tmp/trace.txt" && pass || fail "the GPU trace: $(cat "$tmp/trace.txt")"
 import json, sys
 events = json.load(open(sys.argv[1]))["traceEvents"]
@@ -232,7 +233,8 @@ PY
 # (an injection library counts them: no Nsight Systems needed)
 if [ -f "$bin/libnvtx_count.so" ]; then
   expect_exit 0 "NVTX ranges" -- env NVTX_INJECTION64_PATH="$(realpath "$bin/libnvtx_count.so")" \
-    "$gflow" run workflows/wave2d.yaml --backend gpu --quiet --out "$tmp/nvtx"
+    "$gflow" run workflows/wave2d.yaml --backend gpu --quiet --out "$tmp/nvtx" \
+    --set loop.tasks.1.output.batch=1
   expect_contains "$err" "nvtx_count: domain gflow: step 640 ranges (payload 0..639)" "a range per launch"
   expect_contains "$err" "nvtx_count: domain gflow: snapshot 637 ranges (payload 2..638)" "a range per copy"
   expect_contains "$err" "nvtx_count: 0 unbalanced, 0 unregistered" "ranges closed, names registered"

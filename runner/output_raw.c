@@ -86,23 +86,20 @@ static gf_status raw_write(void *state, int64_t plane, int64_t step, const void 
   return GF_OK;
 }
 
-/* Consecutive whole planes: one write; a block of a plane (MPI), plane by plane. */
+/* Consecutive whole planes: one write; a block of a plane (MPI), or a run
+ * whose write failed, plane by plane (which names the plane that fails). */
 static gf_status raw_write_run(void *state, int64_t plane, int count, const int64_t *steps,
                                const void *data) {
   raw_file *r = state;
   const gf_field *field = &r->t->wf->fields[r->t->file->field];
   int64_t plane_bytes = gf_out_plane_bytes(&r->t->block, field->dtype);
-  if (r->shared || !gf_out_block_is_whole(&r->t->block)) {
-    gf_status st = GF_OK;
-    for (int i = 0; i < count && st == GF_OK; i++)
-      st = raw_write(state, plane + i, steps[i], (const char *)data + (size_t)i * field->bytes);
-    return st;
-  }
-  if (gf_out_write_all(r->fd, data, (size_t)(count * plane_bytes), plane * plane_bytes) != 0)
-    return gf_diag_error(r->t->diag, GF_IOERR,
-                         "cannot write planes %" PRId64 " to %" PRId64 " of %s/%s: %s", plane,
-                         plane + count - 1, r->t->dir, r->t->file->name, gf_out_error_text(errno));
-  return GF_OK;
+  if (!r->shared && gf_out_block_is_whole(&r->t->block) &&
+      gf_out_write_all(r->fd, data, (size_t)(count * plane_bytes), plane * plane_bytes) == 0)
+    return GF_OK;
+  gf_status st = GF_OK;
+  for (int i = 0; i < count && st == GF_OK; i++)
+    st = raw_write(state, plane + i, steps[i], (const char *)data + (size_t)i * field->bytes);
+  return st;
 }
 
 /* At its full size (planes never written read as zeros), durable, closed. */

@@ -2063,6 +2063,22 @@ static char *emit_resolved(loader *ld, int *out_of_memory) {
 #define STAGING_COPY ((int64_t)4 << 20)
 #define MAX_BATCH 64
 
+/* As many staging buffers of the largest batch as the budget holds, no
+ * more than the batches the outputs write (the batches fit the budget). */
+static void count_staging(gf_workflow *wf) {
+  int64_t buffer = 1, batches = 0;
+  for (int f = 0; f < wf->nfiles; f++) {
+    const gf_file *file = &wf->files[f];
+    if ((int64_t)file->plane_bytes * file->batch > buffer)
+      buffer = (int64_t)file->plane_bytes * file->batch;
+    batches += (file->planes + file->batch - 1) / file->batch;
+  }
+  int64_t count = wf->staging_budget / buffer;
+  if (count > batches) count = batches;
+  if (count > 65536) count = 65536;
+  wf->staging = count < 1 ? 1 : (int)count;
+}
+
 static gf_status plan_staging(loader *ld) {
   gf_workflow *wf = ld->wf;
   int64_t plane = 0;
@@ -2089,9 +2105,9 @@ static gf_status plan_staging(loader *ld) {
                         "the output staging of %lld planes of %lld bytes each is more than 2^62 "
                         "bytes; lower memory.staging",
                         (long long)(ld->staging_planes ? ld->staging_planes : 2), (long long)plane);
-  int64_t buffer = 0, batches = 0;
   for (int f = 0; f < wf->nfiles; f++) {
     gf_file *file = &wf->files[f];
+    file->batch_given = file->batch > 0;
     int64_t p = (int64_t)file->plane_bytes, fit = wf->staging_budget / p;
     if (!file->batch) {
       int64_t k = (STAGING_COPY + p - 1) / p;
@@ -2111,14 +2127,20 @@ static gf_status plan_staging(loader *ld) {
           b, file->name, file->batch, file->batch == 1 ? "" : "s", q,
           file->batch > 1 ? " or lower the output's batch" : " (a plane is not copied in pieces)");
     }
-    if (p * file->batch > buffer) buffer = p * file->batch;
-    batches += (file->planes + file->batch - 1) / file->batch;
   }
-  int64_t count = wf->staging_budget / buffer;
-  if (count > batches) count = batches;
-  if (count > 65536) count = 65536;
-  wf->staging = count < 1 ? 1 : (int)count;
+  count_staging(wf);
   return GF_OK;
+}
+
+int gf_workflow_unbatch(gf_workflow *wf) {
+  int changed = 0;
+  for (int f = 0; f < wf->nfiles; f++)
+    if (!wf->files[f].batch_given && wf->files[f].batch > 1) {
+      wf->files[f].batch = 1;
+      changed = 1;
+    }
+  if (changed) count_staging(wf);
+  return changed;
 }
 
 size_t gf_workflow_plane_bytes(const gf_workflow *wf) {

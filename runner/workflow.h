@@ -91,6 +91,7 @@ typedef struct gf_file {
    * k > 1 each plane goes to a device-side ring of k planes and every k-th
    * output moves the ring to a staging buffer in one copy. */
   int batch;
+  int batch_given;      /* 1: `batch:` said it; 0: chosen (gf_workflow_unbatch may lower it) */
   const gf_expr *plane; /* the output task's plane expression (of n); NULL: an image's */
 } gf_file;
 
@@ -261,6 +262,12 @@ void gf_field_cell(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS])
  * planes of the instance a file takes a plane from, as this process holds
  * it) of any file (0: none). */
 size_t gf_workflow_plane_bytes(const gf_workflow *wf);
+
+/* For a backend whose device memory is host memory (the CPU's), where a
+ * ring copy only doubles the copying: every batch gflow chose becomes 1 (a
+ * copy per plane), the staging buffers recounted within the budget. Before
+ * the program is compiled; 1 when a batch changed. */
+int gf_workflow_unbatch(gf_workflow *wf);
 
 /* The first task that only the CPU backend can run: a kernel task whose kernel
  * has no GPU implementation (launch_gpu NULL), with that kernel in *kernel

@@ -2,7 +2,7 @@
 # output_batch.sh GFLOW REPO - batched snapshot IO on the CPU backend: under
 # every schedule, with a copy per plane (batch: 1), batches that divide the
 # planes written and batches that do not (the last one flushed at the end),
-# and the batch chosen from the staging budget, the raw file and its sidecar
+# and the batch gflow chooses (on the CPU backend a copy per plane: run.json), the raw file and its sidecar
 # are bit for bit the same, and so is the HDF5 dataset with its step scale
 # (when h5dump is there); outputs every third step into every third plane
 # likewise. The staging budget holds: a plane larger than the old rule's
@@ -69,6 +69,9 @@ for schedule in sync streams events auto; do
     rm -rf "$tmp/r-$schedule-$batch" "$tmp/h-$schedule-$batch"
   done
 done
+expect_exit 0 "auto batch on the CPU backend" -- "$gflow" "${small[@]}" --out "$tmp/cpu-auto"
+expect_contains "$(cat "$tmp/cpu-auto/run.json")" '"staging": 60, "staging_budget": 268435456}' \
+  "the CPU backend: a copy per plane, a buffer for each of the 60 planes"
 expect_exit 0 "auto batch, validate" -- "$gflow" validate "$wave" --set 'grid.shape=[64,48]' \
   --set params.nt=60
 expect_contains "$out" "batches of 60 planes" "the batch chosen: every plane in one copy"
@@ -117,9 +120,10 @@ expect_exit 0 "1 MiB planes, batch 1, default budget" -- "$gflow" "${big[@]}" \
   --set loop.tasks.1.output.batch=1 --out "$tmp/b0"
 same "$tmp/b3" "$tmp/b0" "3 MiB budget"
 # 64 x 48 planes (12 KiB) in 256 KiB: batches of 5 (a quarter of the 21
-# planes the budget holds), 4 buffers of 60 KiB
+# planes the budget holds, as validate shows; the CPU backend would choose 1,
+# so the run says 5), 4 buffers of 60 KiB
 expect_exit 0 "a 256 KiB budget, 12 KiB planes" -- "$gflow" "${small[@]}" \
-  --set memory.staging=256KiB --out "$tmp/s" --trace "$tmp/s.json"
+  --set memory.staging=256KiB --set loop.tasks.1.output.batch=5 --out "$tmp/s" --trace "$tmp/s.json"
 read -r pinned buffers <<<"$(peaks "$tmp/s.json")"
 [ "$pinned" -le $(((256 << 10) + 4096)) ] && [ "$pinned" -ge $((4 * 5 * 12 << 10)) ] && pass ||
   fail "256 KiB budget: $pinned pinned bytes"

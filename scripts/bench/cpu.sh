@@ -24,7 +24,7 @@ gflow=$build/gflow
 . scripts/bench/lib.sh # tmp (in /dev/shm where it can), json, low, calc
 cc -O3 -march=native -fopenmp -std=c11 scripts/bench/wave2d_omp.c -lm -o "$tmp/wave2d_omp"
 
-echo "CPU: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "CPU: $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset} OMP_PROC_BIND=${OMP_PROC_BIND:-unset}; best of $repeat, interleaved"
 printf '\n%-8s %6s %7s %11s %12s %7s %12s %13s %12s\n' grid steps threads "loop GPts/s" "gflow GPts/s" \
   ratio "loop us/step" "gflow us/step" "overhead us"

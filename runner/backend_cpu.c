@@ -146,9 +146,13 @@ static int stream_reached(gf_stream *s, int64_t ticket) {
 
 /* Blocks until `s` has completed `ticket` operations. */
 static void stream_wait_ticket(gf_stream *s, int64_t ticket) {
-  if (stream_reached(s, ticket)) return;
-  int64_t spin_end = now_ns() + CPU_SPIN_NS;
-  while (now_ns() < spin_end)
+  int64_t done = atomic_load_explicit(&s->completed, memory_order_acquire);
+  if (done >= ticket) return;
+  /* Spin only for the operation running now: a wait for more (the host's
+   * fence, steps behind) sleeps at once rather than take a core from the
+   * kernels' threads. */
+  int64_t spin_end = ticket - done == 1 ? now_ns() + CPU_SPIN_NS : 0;
+  while (spin_end && now_ns() < spin_end)
     if (stream_reached(s, ticket)) return;
   pthread_mutex_lock(&s->lock);
   while (atomic_load_explicit(&s->completed, memory_order_relaxed) < ticket) {

@@ -14,7 +14,7 @@
  * instrumentation does not combine with ifunc resolvers. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(__SANITIZE_ADDRESS__) && !defined(__CUDACC__) && !defined(__HIPCC__)
-#define GF_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#define GF_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define GF_CPU_CLONES
 #endif

@@ -40,30 +40,52 @@ static int64_t stencil_points(const void *args) {
 }
 
 /* A row in pieces of kPiece cells, the taps outermost: each pass over a
- * piece adds four taps (then one at a time) to every cell's sum, which
- * vectorises; every cell's sum still takes its terms in the order of
- * gf_fd_taps on the GPU. */
-enum { kPiece = 512 };
-#define STENCIL_ROW(T, S)                                                               \
-  GF_CPU_CLONES static void stencil_row_##S(const void *ctx, int64_t o, int64_t len) {  \
-    const gf_stencil_plan_##S *p = ctx;                                                 \
-    T acc[kPiece];                                                                      \
-    for (int64_t first = o; first < o + len; first += kPiece) {                         \
-      const int64_t n = o + len - first < kPiece ? o + len - first : kPiece;            \
-      for (int64_t j = 0; j < n; j++) acc[j] = 0;                                       \
-      for (int i = 0; i < p->ninputs; i++) {                                            \
-        const T *restrict u = p->in[i] + first;                                         \
-        int t = 0;                                                                      \
-        for (; t + 4 <= p->ntaps[i]; t += 4)                                            \
-          for (int64_t j = 0; j < n; j++)                                               \
-            acc[j] = gf_fd_taps_##S(acc[j], u, j, 4, &p->offset[i][t], &p->coef[i][t]); \
-        for (; t < p->ntaps[i]; t++)                                                    \
-          for (int64_t j = 0; j < n; j++)                                               \
-            acc[j] = gf_fd_taps_##S(acc[j], u, j, 1, &p->offset[i][t], &p->coef[i][t]); \
-      }                                                                                 \
-      T *restrict out = p->out + first;                                                 \
-      for (int64_t j = 0; j < n; j++) out[j] = acc[j];                                  \
-    }                                                                                   \
+ * piece adds up to kPass taps to every cell's sum, which vectorises; every
+ * cell's sum still takes its terms in the order of gf_fd_taps on the GPU,
+ * from 0. The first pass starts from 0 rather than a zeroed sum and the last
+ * writes `out`, so a stencil of at most kPass taps is one pass, as a
+ * hand-written loop. A pass of K taps is a loop with K a constant. */
+enum { kPiece = 512, kPass = 8 };
+#define STENCIL_CASE(S, K, SUM, FROM)                                                  \
+  case K:                                                                              \
+    for (int64_t j = 0; j < n; j++) SUM[j] = gf_fd_taps_##S(FROM, u, j, K, off, coef); \
+    break;
+#define STENCIL_CASES(S, SUM, FROM)                                                             \
+  STENCIL_CASE(S, 1, SUM, FROM)                                                                 \
+  STENCIL_CASE(S, 2, SUM, FROM) STENCIL_CASE(S, 3, SUM, FROM) STENCIL_CASE(S, 4, SUM, FROM)     \
+      STENCIL_CASE(S, 5, SUM, FROM) STENCIL_CASE(S, 6, SUM, FROM) STENCIL_CASE(S, 7, SUM, FROM) \
+          STENCIL_CASE(S, 8, SUM, FROM)
+#define STENCIL_ROW(T, S)                                                                    \
+  /* k (1..kPass) taps of u over n cells: sum = 0 + taps (start), sum += taps, or */         \
+  /* out = sum + taps (last); acc is the piece's running sum. */                             \
+  static inline void stencil_pass_##S(T *restrict out, T *restrict acc, const T *restrict u, \
+                                      int64_t n, int k, const int64_t *off, const T *coef,   \
+                                      int start, int last) {                                 \
+    T *restrict to = last ? out : acc;                                                       \
+    if (start) {                                                                             \
+      switch (k) { STENCIL_CASES(S, to, 0) }                                                 \
+    } else if (last) {                                                                       \
+      switch (k) { STENCIL_CASES(S, out, acc[j]) }                                           \
+    } else {                                                                                 \
+      switch (k) { STENCIL_CASES(S, acc, acc[j]) }                                           \
+    }                                                                                        \
+  }                                                                                          \
+  GF_CPU_CLONES static void stencil_row_##S(const void *ctx, int64_t o, int64_t len) {       \
+    const gf_stencil_plan_##S *p = ctx;                                                      \
+    T acc[kPiece];                                                                           \
+    for (int64_t first = o; first < o + len; first += kPiece) {                              \
+      const int64_t n = o + len - first < kPiece ? o + len - first : kPiece;                 \
+      int start = 1;                                                                         \
+      for (int i = 0; i < p->ninputs; i++)                                                   \
+        for (int t = 0; t < p->ntaps[i];) {                                                  \
+          int k = p->ntaps[i] - t < kPass ? p->ntaps[i] - t : kPass;                         \
+          int last = i == p->ninputs - 1 && t + k == p->ntaps[i];                            \
+          stencil_pass_##S(p->out + first, acc, p->in[i] + first, n, k, &p->offset[i][t],    \
+                           &p->coef[i][t], start, last);                                     \
+          start = 0;                                                                         \
+          t += k;                                                                            \
+        }                                                                                    \
+    }                                                                                        \
   }
 STENCIL_ROW(float, f32)
 STENCIL_ROW(double, f64)

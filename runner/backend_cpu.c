@@ -86,10 +86,16 @@ struct gf_stream {
   pthread_mutex_t lock; /* guards everything below but `completed`'s fast reads */
   pthread_cond_t work;  /* the worker: an entry arrived or it should stop */
   pthread_cond_t space; /* producers: a slot was freed */
-  pthread_cond_t done;  /* waiters: `completed` grew */
+  pthread_cond_t done;  /* waiters: `completed` reached `wake_at` */
   cpu_op *ring;
   size_t capacity, head, count;
   int64_t submitted;
+  /* Who sleeps, so that the worker wakes a thread only when what it waits
+   * for is there: a host waiting 32 steps back is woken once, not after
+   * every operation (a futex wake and a context switch each, which took the
+   * OpenMP team's cores at small grids). */
+  int done_waiters, space_waiters;
+  int64_t wake_at;           /* the least ticket a sleeping waiter needs; INT64_MAX when none */
   _Atomic int64_t completed; /* written under `lock`, read without it when spinning */
   int stopping;
   gf_stream *prev, *next; /* the backend's list */
@@ -140,13 +146,21 @@ static int stream_reached(gf_stream *s, int64_t ticket) {
 
 /* Blocks until `s` has completed `ticket` operations. */
 static void stream_wait_ticket(gf_stream *s, int64_t ticket) {
-  if (stream_reached(s, ticket)) return;
-  int64_t spin_end = now_ns() + CPU_SPIN_NS;
-  while (now_ns() < spin_end)
+  int64_t done = atomic_load_explicit(&s->completed, memory_order_acquire);
+  if (done >= ticket) return;
+  /* Spin only for the operation running now: a wait for more (the host's
+   * fence, steps behind) sleeps at once rather than take a core from the
+   * kernels' threads. */
+  int64_t spin_end = ticket - done == 1 ? now_ns() + CPU_SPIN_NS : 0;
+  while (spin_end && now_ns() < spin_end)
     if (stream_reached(s, ticket)) return;
   pthread_mutex_lock(&s->lock);
-  while (atomic_load_explicit(&s->completed, memory_order_relaxed) < ticket)
+  while (atomic_load_explicit(&s->completed, memory_order_relaxed) < ticket) {
+    if (ticket < s->wake_at) s->wake_at = ticket;
+    s->done_waiters++;
     pthread_cond_wait(&s->done, &s->lock);
+    s->done_waiters--;
+  }
   pthread_mutex_unlock(&s->lock);
 }
 
@@ -272,9 +286,15 @@ static void *stream_worker(void *arg) {
     pthread_mutex_lock(&s->lock);
     s->head = (s->head + 1) % s->capacity;
     s->count--;
-    atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
-    pthread_cond_signal(&s->space);
-    pthread_cond_broadcast(&s->done);
+    int64_t completed = atomic_fetch_add_explicit(&s->completed, 1, memory_order_release) + 1;
+    /* A producer sleeps until the queue is half empty, so that it issues
+     * in bursts instead of being woken for every slot. */
+    if (s->space_waiters && s->count <= s->capacity / 2) pthread_cond_broadcast(&s->space);
+    /* Every sleeper wakes; those still short of their ticket set wake_at again. */
+    if (s->done_waiters && completed >= s->wake_at) {
+      s->wake_at = INT64_MAX;
+      pthread_cond_broadcast(&s->done);
+    }
   }
   pthread_mutex_unlock(&s->lock);
   return NULL;
@@ -284,7 +304,11 @@ static void *stream_worker(void *arg) {
  * queue is full (the host's backpressure). Finish with stream_commit(). */
 static cpu_op *stream_reserve(gf_stream *s) {
   pthread_mutex_lock(&s->lock);
-  while (s->count == s->capacity) pthread_cond_wait(&s->space, &s->lock);
+  while (s->count == s->capacity) {
+    s->space_waiters++;
+    pthread_cond_wait(&s->space, &s->lock);
+    s->space_waiters--;
+  }
   cpu_op *op = &s->ring[(s->head + s->count) % s->capacity];
   op->timed = 0;
   return op;
@@ -311,6 +335,7 @@ static gf_status cpu_stream_create(gf_backend *b, gf_stream **out) {
   s->backend = cb;
   s->capacity = (size_t)cb->queue_depth;
   s->ring = ring;
+  s->wake_at = INT64_MAX;
   atomic_init(&s->completed, 0);
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->work, NULL);

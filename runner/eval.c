@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 struct gf_eval {
   const gf_workflow *wf;
   gf_lua *lua;
@@ -84,6 +88,19 @@ static void cell_vars(const gf_workflow *wf, const gf_field *field, int64_t i, d
   }
 }
 
+/* Gives back the OpenMP threads a parallel region on this (the host's)
+ * thread started. libgomp keeps a team per thread that ever ran one and
+ * counts its idle threads against the cores: with the host's team and a
+ * stream worker's both alive there are more than cores, and libgomp then
+ * spins only ~100 times in every barrier before sleeping on a futex, so
+ * each kernel launch paid a wake-up (256^2 on 2 threads ran 4x slower than
+ * a plain loop). The host runs no other parallel region. */
+static void release_openmp_team(void) {
+#if defined(_OPENMP) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 9
+  omp_pause_resource(omp_pause_soft, omp_get_initial_device());
+#endif
+}
+
 static void store(const gf_field *field, void *host, int64_t i, double v) {
   if (field->dtype == GF_F64)
     ((double *)host)[i] = v;
@@ -113,6 +130,7 @@ gf_status gf_eval_field_init(gf_eval *eval, int f, void *host) {
       }
       store(field, host, i, v);
     }
+    release_openmp_team();
     return failed ? GF_INTERNAL : GF_OK;
   }
   char context[128];

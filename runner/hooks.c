@@ -146,6 +146,14 @@ static int sandbox_setmetatable(lua_State *L) {
   return 1;
 }
 
+/* f32(x): x rounded to the nearest float, as a C (float) cast and
+ * string.pack("f") round it; a forcing term computed in float as a float
+ * program computes it, without string.pack's two strings per call. */
+static int sandbox_f32(lua_State *L) {
+  lua_pushnumber(L, (lua_Number)(float)luaL_checknumber(L, 1));
+  return 1;
+}
+
 static int build_sandbox(lua_State *L) {
   static const luaL_Reg libraries[] = {
       {LUA_GNAME, luaopen_base},        {LUA_MATHLIBNAME, luaopen_math},
@@ -171,6 +179,8 @@ static int build_sandbox(lua_State *L) {
   lua_setfield(L, -2, "print");
   lua_pushcfunction(L, sandbox_setmetatable);
   lua_setfield(L, -2, "setmetatable");
+  lua_pushcfunction(L, sandbox_f32);
+  lua_setfield(L, -2, "f32");
   lua_pushvalue(L, -1);
   lua_setfield(L, -2, LUA_GNAME); /* _G names the sandbox, not the real globals */
   state_owner(L)->env_ref = luaL_ref(L, LUA_REGISTRYINDEX);

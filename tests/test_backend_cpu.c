@@ -359,6 +359,56 @@ static void test_enqueue_blocks_when_full(void) {
   b->ops->destroy(b);
 }
 
+typedef struct event_waiter {
+  gf_backend *b;
+  gf_event *e;
+  _Atomic int done;
+} event_waiter;
+
+static void *wait_event(void *arg) {
+  event_waiter *w = arg;
+  w->b->ops->event_synchronize(w->b, w->e);
+  atomic_store(&w->done, 1);
+  return NULL;
+}
+
+/* The worker wakes a sleeping waiter when its ticket is done, not after
+ * every operation: two threads asleep on one stream for different tickets
+ * (the later one asleep first) each wake when their own work is done, and
+ * only then. */
+static void test_waiters_wake_at_their_ticket(void) {
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *s = NULL;
+  gf_event *first = NULL, *second = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &first), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &second), GF_OK);
+  _Atomic int open1 = 0, open2 = 0;
+  int opened1 = -1, opened2 = -1;
+  meet_args gate1 = {&open1, 0, 1, &opened1}, gate2 = {&open2, 0, 1, &opened2};
+  CHECK_INT(b->ops->launch(b, s, &meet_kernel, &gate1, no_tag), GF_OK);
+  CHECK_INT(b->ops->event_record(b, first, s), GF_OK);
+  CHECK_INT(b->ops->launch(b, s, &meet_kernel, &gate2, no_tag), GF_OK);
+  CHECK_INT(b->ops->event_record(b, second, s), GF_OK);
+  event_waiter late = {b, second, 0}, early = {b, first, 0};
+  pthread_t late_thread, early_thread;
+  CHECK_INT(pthread_create(&late_thread, NULL, wait_event, &late), 0);
+  sleep_us(20000);
+  CHECK_INT(pthread_create(&early_thread, NULL, wait_event, &early), 0);
+  sleep_us(20000); /* both asleep, or at worst still spinning: either must hold */
+  CHECK_INT(atomic_load(&early.done) + atomic_load(&late.done), 0);
+  atomic_store(&open1, 1);
+  CHECK(wait_for_count(&early.done, 1));
+  sleep_us(20000);
+  CHECK_INT(atomic_load(&late.done), 0);
+  atomic_store(&open2, 1);
+  CHECK(wait_for_count(&late.done, 1));
+  pthread_join(early_thread, NULL);
+  pthread_join(late_thread, NULL);
+  CHECK_INT(opened1 + opened2, 2);
+  b->ops->destroy(b);
+}
+
 /* The executor's sink (gf_task_timing_report) sums busy time and count per
  * task and leaves gflow's own work (task -1) out; what every sink receives is
  * the contract's (contract_sink_reports). */
@@ -460,6 +510,7 @@ int main(void) {
   RUN(test_streams_run_concurrently);
   RUN(test_backpressure_keeps_order);
   RUN(test_enqueue_blocks_when_full);
+  RUN(test_waiters_wake_at_their_ticket);
   RUN(test_task_timing_sink);
   RUN(test_destroy_drains_queued_work);
 #ifdef _OPENMP

@@ -91,6 +91,30 @@ static void test_ricker_values(void) {
   fixture_close(&f);
 }
 
+/* f32(x) rounds as a C (float) cast does, and as string.pack("f") does,
+ * the rounding ricker.lua used before f32 existed. */
+static void test_f32(void) {
+  fixture f;
+  CHECK_INT(fixture_open(&f, 0, 0), GF_OK);
+  int of = hook(&f, "hooks/f32.lua", "f32_of");
+  int agrees = -1, text = -1;
+  CHECK_INT(gf_lua_find(f.lua, "agrees_with_pack", &agrees, &f.diag, hooks_loc), GF_OK);
+  CHECK_INT(gf_lua_find(f.lua, "f32_of_text", &text, &f.diag, hooks_loc), GF_OK);
+  CHECK(of >= 0);
+  /* a tie (2^24 + 1 rounds to even), a float subnormal, the seed's pi and dt */
+  const double values[] = {0.1, 1.0 / 3.0, -2.5e38, 16777217.0, 1e-40, 3.141592, 0.4 / 343.0, 0};
+  for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+    gf_status status;
+    CHECK(call1(&f, of, values[i], "f32_of", &status) == (double)(float)values[i]);
+    CHECK_INT(status, GF_OK);
+    CHECK(call1(&f, agrees, values[i], "agrees_with_pack", &status) == 1.0);
+  }
+  CHECK(call1(&f, of, 16777217.0, "f32_of", &(gf_status){0}) == 16777216.0);
+  double result = 0;
+  CHECK_INT(gf_lua_call(f.lua, text, NULL, 0, &result, "f32_of_text", CONTEXT), GF_INTERNAL);
+  fixture_close(&f);
+}
+
 static void test_several_args_and_no_result(void) {
   fixture f;
   CHECK_INT(fixture_open(&f, 0, 0), GF_OK);
@@ -562,6 +586,7 @@ static void test_state_refused(void) {
 
 int main(void) {
   RUN(test_ricker_values);
+  RUN(test_f32);
   RUN(test_several_args_and_no_result);
   RUN(test_params_read_only);
   RUN(test_sandbox_hides_the_system);

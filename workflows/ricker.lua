@@ -1,10 +1,8 @@
 -- The seed's forcing term: a Ricker wavelet of peak frequency params.fm,
 -- delayed by params.td so that it starts near zero. The seed computes it in
--- float with pi = 3.141592f; f32() rounds to float where the seed does, so
--- gflow's array_out.dat is the seed's bit for bit.
-local function f32(x)
-  return (string.unpack("f", string.pack("f", x)))
-end
+-- float with pi = 3.141592f; f32() (gflow's, as a C float cast) rounds to
+-- float where the seed does, so gflow's array_out.dat is the seed's bit for bit.
+local f32 = f32
 
 local pi = f32(3.141592) -- the seed's value of pi
 local dt = f32(params.dt)

@@ -1,51 +1,67 @@
 #!/usr/bin/env bash
 # cpu.sh - gflow's CPU backend against a plain C + OpenMP loop of the same
-# stencil (scripts/bench/wave2d_omp.c), in one run, best of REPEAT runs each:
-#   1. compute-only wave2d at 1024^2 and 4096^2: GPts/s and the ratio to the loop
-#      (the workflow's one output, the final field, is switched off: the loop
-#      writes nothing either);
-#   2. the seed workload (256^2, 640 steps, a snapshot every step) under the
-#      sync and events schedules: the gap between them.
+# stencil (scripts/bench/wave2d_omp.c), in one run:
+#   1. compute-only wave2d at 256^2 x 5000 steps (launch-bound: what the
+#      backend costs per step), 1024^2 and 4096^2: the loop and gflow run
+#      interleaved (loop, gflow, loop, gflow, ...), best of REPEAT each; the
+#      GPts/s of each, gflow / loop, and the time per step of each and their
+#      difference, gflow's overhead per step in microseconds (the workflow's
+#      one output, the final field, is switched off: the loop writes nothing
+#      either; the Ricker hook runs every step, the loop computes it in C);
+#   2. the seed workload (256^2, 640 steps, a snapshot every step) under each
+#      schedule.
 # Usage: scripts/bench/cpu.sh [BUILD_DIR (default build)] [REPEAT (default 3)]
+#   BUILD_DIR holds `gflow`: a CPU build (build) or a GPU one (.device/bin; run
+#   with --backend cpu). THREADS="1 2 16": the compute rows once per OpenMP
+#   thread count (default: one pass, OMP_NUM_THREADS as set, else every core).
+#   SIZES="256:5000 1024:200" (N:STEPS) and SEED=0 (leave out part 2) shorten it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 repeat=${2:-3}
 gflow=$build/gflow
 [ -x "$gflow" ] || { echo "no $gflow: run scripts/setup.sh first" >&2; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gflow-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+. scripts/bench/lib.sh # tmp (in /dev/shm where it can), json, low, calc
 cc -O3 -march=native -fopenmp -std=c11 scripts/bench/wave2d_omp.c -lm -o "$tmp/wave2d_omp"
 
-json() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
-best() { sort -g | tail -1; }
-best_low() { sort -g | head -1; }
-
-echo "CPU: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-printf '\n%-10s %6s %14s %14s %8s\n' "grid" "steps" "loop GPts/s" "gflow GPts/s" "ratio"
-for size in 1024:200 4096:40; do
-  n=${size%:*} steps=${size#*:}
-  loop=$(for _ in $(seq "$repeat"); do "$tmp/wave2d_omp" "$n" "$n" "$steps" | awk '{print $3}'; done | best)
-  flow=$(for _ in $(seq "$repeat"); do
-    "$gflow" run workflows/wave2d_compute.yaml --backend cpu --quiet --out "$tmp/c" \
-      --set "grid.shape=[$n,$n]" --set "params.nt=$steps" --set loop.tasks.1.when=0 2>/dev/null
-    json "$tmp/c/timings.json" gpts_per_s
-  done | best)
-  printf '%-10s %6s %14.4f %14.4f %8.3f\n' "${n}^2" "$steps" "$loop" "$flow" "$(echo "$flow / $loop" | bc -l)"
+echo "CPU: $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset} OMP_PROC_BIND=${OMP_PROC_BIND:-unset}; best of $repeat, interleaved"
+printf '\n%-8s %6s %7s %11s %12s %7s %12s %13s %12s\n' grid steps threads "loop GPts/s" "gflow GPts/s" \
+  ratio "loop us/step" "gflow us/step" "overhead us"
+for threads in ${THREADS:-default}; do
+  for size in ${SIZES:-256:5000 1024:200 4096:40}; do
+    n=${size%:*} steps=${size#*:}
+    (
+      [ "$threads" = default ] || export OMP_NUM_THREADS=$threads
+      for _ in $(seq "$repeat"); do
+        echo "loop $("$tmp/wave2d_omp" "$n" "$n" "$steps" | awk '{print $1}')"
+        rm -rf "$tmp/c"
+        "$gflow" run workflows/wave2d_compute.yaml --backend cpu --quiet --out "$tmp/c" \
+          --set "grid.shape=[$n,$n]" --set "params.nt=$steps" --set loop.tasks.1.when=0 >/dev/null
+        echo "gflow $(json "$tmp/c/timings.json" total_s)"
+      done
+    ) >"$tmp/times"
+    loop=$(awk '$1 == "loop" {print $2}' "$tmp/times" | low)
+    flow=$(awk '$1 == "gflow" {print $2}' "$tmp/times" | low)
+    points=$(calc "($n - 4) * ($n - 4) * $steps")
+    printf '%-8s %6s %7s %11.3f %12.3f %7.3f %12.2f %13.2f %12.2f\n' "${n}^2" "$steps" "$threads" \
+      "$(calc "$points / $loop / 1e9")" "$(calc "$points / $flow / 1e9")" "$(calc "$loop / $flow")" \
+      "$(calc "$loop / $steps * 1e6")" "$(calc "$flow / $steps * 1e6")" \
+      "$(calc "($flow - $loop) / $steps * 1e6")"
+  done
 done
+[ "${SEED:-1}" = 0 ] && exit 0
 
-out=/dev/shm
-[ -d "$out" ] && [ -w "$out" ] || out=$tmp
-odir=$(mktemp -d "$out/gflow-bench-io.XXXXXX")
-trap 'rm -rf "$tmp" "$odir"' EXIT
-printf '\nseed workload, 256^2 x 640 steps, snapshot every step (output in %s)\n' "$out"
+printf '\nseed workload, 256^2 x 640 steps, snapshot every step (output in %s)\n' "$tmp"
 printf '%-10s %12s %12s\n' "schedule" "total ms" "us/step"
 declare -A ms
 for schedule in sync streams events auto; do
   ms[$schedule]=$(for _ in $(seq "$repeat"); do
-    "$gflow" run workflows/wave2d.yaml --backend cpu --quiet --out "$odir/$schedule" --set schedule=$schedule 2>/dev/null
-    echo "$(json "$odir/$schedule/timings.json" total_s) * 1000" | bc -l
-  done | best_low)
-  printf '%-10s %12.2f %12.2f\n' "$schedule" "${ms[$schedule]}" "$(echo "${ms[$schedule]} * 1000 / 640" | bc -l)"
+    rm -rf "$tmp/$schedule"
+    "$gflow" run workflows/wave2d.yaml --backend cpu --quiet --out "$tmp/$schedule" --set schedule=$schedule >/dev/null
+    calc "$(json "$tmp/$schedule/timings.json" total_s) * 1000"
+    echo
+  done | low)
+  printf '%-10s %12.2f %12.2f\n' "$schedule" "${ms[$schedule]}" "$(calc "${ms[$schedule]} * 1000 / 640")"
 done
-printf 'sync / events = %.3f\n' "$(echo "${ms[sync]} / ${ms[events]}" | bc -l)"
+printf 'sync / events = %.3f\n' "$(calc "${ms[sync]} / ${ms[events]}")"

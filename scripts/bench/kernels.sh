@@ -8,9 +8,11 @@
 #           twice in f64), as a fraction of the device-to-device copy
 #           (copy_bw) measured first. 1-D 2^26, 2-D 8192^2, 3-D 400^3 cells.
 #   --cpu [BUILD_DIR (default build)]: GPts/s against a plain C + OpenMP
-#           loop of the same scheme (scripts/bench/kernels_omp.c; the
-#           stencil, a declared heat scheme, against the heat loop), on all
-#           cores. 1-D 2^22, 2-D 2048^2, 3-D 160^3 cells.
+#           loop of the same scheme and dtype (scripts/bench/kernels_omp.c;
+#           the stencil, a declared heat scheme, against the heat loop), run
+#           interleaved (loop, gflow, loop, ...), on all cores (or
+#           OMP_NUM_THREADS). 1-D 2^22, 2-D 2048^2, 3-D 160^3 cells. BUILD_DIR
+#           may be a GPU build (.device/bin): it runs with --backend cpu.
 # Usage: scripts/bench/kernels.sh --gpu | --cpu [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -80,19 +82,29 @@ case $mode in
     build=${2:-build}
     [ -x "$build/gflow" ] || { echo "no $build/gflow: run scripts/setup.sh first" >&2; exit 1; }
     cc -O3 -march=native -fopenmp -std=c11 scripts/bench/kernels_omp.c -o "$tmp/kernels_omp"
-    echo "CPU: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+    echo "CPU: $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+    echo "OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}; the loop and gflow interleaved, best of $repeat"
     printf '%-8s %-4s %5s %4s %-14s %12s %12s %7s\n' kernel type order dims grid "loop GPts/s" \
       "gflow GPts/s" ratio
     for v in $(variants); do
       IFS=: read -r kernel dtype order ndim <<<"$v"
-      [ "$dtype" = f32 ] || continue # the plain loops are f32
       shape=$(echo "4194304 2048,2048 160,160,160" | cut -d' ' -f"$ndim")
       scheme=$([ "$kernel" = wave ] && echo wave || echo heat)
-      # shellcheck disable=SC2046
-      loop=$(for _ in $(seq "$repeat"); do
-        "$tmp/kernels_omp" "$scheme" "$order" 20 $(echo "$shape" | tr , ' ') | awk '{print $3}'
-      done | high)
-      flow=$(gflow_gpts "$build/gflow" cpu "$kernel" "$dtype" "$order" "$shape" 20)
+      f64=$([ "$dtype" = f64 ] && echo --f64 || true)
+      scripts/bench/kernel-workflow.sh "$kernel" "$dtype" "$order" "$shape" 20 --bench >"$tmp/w.yaml"
+      for _ in $(seq "$repeat"); do
+        # shellcheck disable=SC2046,SC2086
+        echo "loop $("$tmp/kernels_omp" $f64 "$scheme" "$order" 20 $(echo "$shape" | tr , ' ') | awk '{print $3}')"
+        rm -rf "$tmp/o"
+        if "$build/gflow" run "$tmp/w.yaml" --backend cpu --quiet --out "$tmp/o" 2>"$tmp/err"; then
+          echo "gflow $(json "$tmp/o/timings.json" gpts_per_s)"
+        else
+          cat "$tmp/err" >&2
+        fi
+      done >"$tmp/runs"
+      loop=$(awk '$1 == "loop" {print $2}' "$tmp/runs" | high)
+      flow=$(awk '$1 == "gflow" {print $2}' "$tmp/runs" | high)
+      [ -n "$flow" ] || flow=nan
       gpts_of[$v]=$flow
       printf '%-8s %-4s %5s %4s %-14s %12.4f %12.4f %7.3f\n' "$kernel" "$dtype" "$order" "$ndim" \
         "$shape" "$loop" "$flow" "$(calc "$flow / $loop")"

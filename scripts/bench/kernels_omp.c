@@ -1,10 +1,11 @@
 /* kernels_omp.c - the baselines of scripts/bench/kernels.sh on the CPU: the
- * schemes of gflow's `wave` and `heat` kernels (f32) as plain C + OpenMP
- * loops, three (wave) or two (heat) rotating buffers, no runner. A 1-D or
- * 2-D grid is a 3-D one whose leading axes have one cell. Prints GPts/s over
- * the interior points updated (halo 4, as kernel-workflow.sh's grids).
+ * schemes of gflow's `wave` and `heat` kernels (f32, or f64 with --f64) as
+ * plain C + OpenMP loops, three (wave) or two (heat) rotating buffers, no
+ * runner. A 1-D or 2-D grid is a 3-D one whose leading axes have one cell.
+ * Prints GPts/s over the interior points updated (halo 4, as
+ * kernel-workflow.sh's grids).
  *
- *   kernels_omp wave|heat ORDER STEPS N0 [N1 [N2]]
+ *   kernels_omp [--f64] wave|heat ORDER STEPS N0 [N1 [N2]]
  */
 #include <omp.h>
 #include <stdio.h>
@@ -14,37 +15,36 @@
 enum { HALO = 4 };
 
 /* The central second differences of order 2R: c[0], then the cells k away. */
-static const float c2[] = {-2.0f, 1.0f};
-static const float c4[] = {-5.0f / 2.0f, 4.0f / 3.0f, -1.0f / 12.0f};
-static const float c8[] = {-205.0f / 72.0f, 8.0f / 5.0f, -1.0f / 5.0f, 8.0f / 315.0f,
-                           -1.0f / 560.0f};
+static const double c2[] = {-2.0, 1.0};
+static const double c4[] = {-5.0 / 2.0, 4.0 / 3.0, -1.0 / 12.0};
+static const double c8[] = {-205.0 / 72.0, 8.0 / 5.0, -1.0 / 5.0, 8.0 / 315.0, -1.0 / 560.0};
 
-/* One step of either scheme, with the dimension D and radius R known to
- * the compiler (as a hand-written loop for one case would have them):
+/* One step of either scheme in type T, with the dimension D and radius R
+ * known to the compiler (as a hand-written loop for one case would have them):
  *   wave: U2 = 2 U1 - U0 + dt^2 V^2 lap(U1);  heat: U2 = U1 + r lap(U1).
  * The grid is n[0] x n[1] x n[2], its last D axes the real ones. */
-#define STEP(D, R)                                                                                 \
-  static inline float cell_##D##_##R(int wave, const float *restrict U0, const float *restrict U1, \
-                                     const float *restrict V, long o, const long s[3],             \
-                                     const float *c, float scale) {                                \
-    float lap = 0;                                                                                 \
+#define STEP(T, D, R)                                                                              \
+  static inline T cell_##T##_##D##_##R(int wave, const T *restrict U0, const T *restrict U1,       \
+                                       const T *restrict V, long o, const long s[3], const T *c,   \
+                                       T scale) {                                                  \
+    T lap = 0;                                                                                     \
     for (int d = 3 - D; d < 3; d++) {                                                              \
-      float axis = c[0] * U1[o];                                                                   \
+      T axis = c[0] * U1[o];                                                                       \
       for (int k = 1; k <= R; k++) axis += c[k] * (U1[o + k * s[d]] + U1[o - k * s[d]]);           \
       lap += axis;                                                                                 \
     }                                                                                              \
-    return wave ? 2.0f * U1[o] - U0[o] + scale * V[o] * V[o] * lap : U1[o] + scale * lap;          \
+    return wave ? 2 * U1[o] - U0[o] + scale * V[o] * V[o] * lap : U1[o] + scale * lap;             \
   }                                                                                                \
-  static void step_##D##_##R(int wave, const float *restrict U0, const float *restrict U1,         \
-                             const float *restrict V, float *restrict U2, const long n[3],         \
-                             const float *c, float scale) {                                        \
+  static void step_##T##_##D##_##R(int wave, const T *restrict U0, const T *restrict U1,           \
+                                   const T *restrict V, T *restrict U2, const long n[3],           \
+                                   const T *c, T scale) {                                          \
     const long s[3] = {n[1] * n[2], n[2], 1};                                                      \
     long lo[3], hi[3];                                                                             \
     for (int d = 0; d < 3; d++)                                                                    \
       lo[d] = d >= 3 - D ? HALO : 0, hi[d] = d >= 3 - D ? n[d] - HALO : 1;                         \
     if (D == 1) {                                                                                  \
       _Pragma("omp parallel for schedule(static)") for (long o = lo[2]; o < hi[2]; o++) U2[o] =    \
-          cell_##D##_##R(wave, U0, U1, V, o, s, c, scale);                                         \
+          cell_##T##_##D##_##R(wave, U0, U1, V, o, s, c, scale);                                   \
       return;                                                                                      \
     }                                                                                              \
     _Pragma("omp parallel for collapse(2) schedule(static)") for (long i0 = lo[0]; i0 < hi[0];     \
@@ -56,22 +56,48 @@ static const float c8[] = {-205.0f / 72.0f, 8.0f / 5.0f, -1.0f / 5.0f, 8.0f / 31
                                                                                         hi[2];     \
                                                                                         i2++) {    \
       const long o = i0 * s[0] + i1 * s[1] + i2;                                                   \
-      U2[o] = cell_##D##_##R(wave, U0, U1, V, o, s, c, scale);                                     \
+      U2[o] = cell_##T##_##D##_##R(wave, U0, U1, V, o, s, c, scale);                               \
     }                                                                                              \
   }
-#define STEPS(D) STEP(D, 1) STEP(D, 2) STEP(D, 4)
-STEPS(1)
-STEPS(2)
-STEPS(3)
-
-typedef void (*step_fn)(int, const float *, const float *, const float *, float *, const long *,
-                        const float *, float);
-static const step_fn steps_of[3][3] = {
-    {step_1_1, step_1_2, step_1_4}, {step_2_1, step_2_2, step_2_4}, {step_3_1, step_3_2, step_3_4}};
+#define STEPS(T, D) STEP(T, D, 1) STEP(T, D, 2) STEP(T, D, 4)
+#define TYPE(T)                                                                                  \
+  STEPS(T, 1)                                                                                    \
+  STEPS(T, 2) STEPS(T, 3) typedef void (*step_fn_##T)(int, const T *, const T *, const T *, T *, \
+                                                      const long *, const T *, T);               \
+  static const step_fn_##T steps_##T[3][3] = {{step_##T##_1_1, step_##T##_1_2, step_##T##_1_4},  \
+                                              {step_##T##_2_1, step_##T##_2_2, step_##T##_2_4},  \
+                                              {step_##T##_3_1, step_##T##_3_2, step_##T##_3_4}}; \
+  /* Seconds for `steps` steps on fresh buffers, touched before the clock starts */              \
+  /* as gflow initialises its fields before its time loop. */                                    \
+  static double run_##T(int wave, int ndim, int order, long steps, const long n[3]) {            \
+    const double *c64 = order == 2 ? c2 : order == 4 ? c4 : c8;                                  \
+    T c[5];                                                                                      \
+    for (int k = 0; k <= order / 2; k++) c[k] = (T)c64[k];                                       \
+    const long cells = n[0] * n[1] * n[2];                                                       \
+    T *U[3], *V = malloc((size_t)cells * sizeof(T));                                             \
+    for (int k = 0; k < 3; k++) U[k] = malloc((size_t)cells * sizeof(T));                        \
+    _Pragma("omp parallel for") for (long i = 0; i < cells; i++) {                               \
+      V[i] = 1;                                                                                  \
+      U[0][i] = U[1][i] = U[2][i] = (T)(i % 7) * (T)0.01;                                        \
+    }                                                                                            \
+    const T scale = (T)0.01;                                                                     \
+    const step_fn_##T step = steps_##T[ndim - 1][order == 2 ? 0 : order == 4 ? 1 : 2];           \
+    double t0 = omp_get_wtime();                                                                 \
+    for (long t = 0; t < steps; t++)                                                             \
+      step(wave, U[t % 3], U[(t + 1) % 3], V, U[(t + 2) % 3], n, c, scale);                      \
+    double seconds = omp_get_wtime() - t0;                                                       \
+    for (int k = 0; k < 3; k++) free(U[k]);                                                      \
+    free(V);                                                                                     \
+    return seconds;                                                                              \
+  }
+TYPE(float)
+TYPE(double)
 
 int main(int argc, char **argv) {
+  int f64 = argc > 1 && strcmp(argv[1], "--f64") == 0;
+  argc -= f64, argv += f64;
   if (argc < 5 || argc > 7 || (strcmp(argv[1], "wave") && strcmp(argv[1], "heat"))) {
-    fprintf(stderr, "usage: kernels_omp wave|heat ORDER STEPS N0 [N1 [N2]]\n");
+    fprintf(stderr, "usage: kernels_omp [--f64] wave|heat ORDER STEPS N0 [N1 [N2]]\n");
     return 64;
   }
   const int wave = strcmp(argv[1], "wave") == 0, order = atoi(argv[2]);
@@ -79,28 +105,10 @@ int main(int argc, char **argv) {
   long n[3] = {1, 1, 1};
   int ndim = argc - 4;
   for (int d = 0; d < ndim; d++) n[3 - ndim + d] = atol(argv[4 + d]);
-  const float *c = order == 2 ? c2 : order == 4 ? c4 : c8;
-  const long cells = n[0] * n[1] * n[2];
-  float *U[3], *V = malloc((size_t)cells * sizeof(float));
-  for (int k = 0; k < 3; k++) U[k] = malloc((size_t)cells * sizeof(float));
-    /* Touch every page before the clock starts, as gflow initialises its
-     * fields before its time loop. */
-#pragma omp parallel for
-  for (long i = 0; i < cells; i++) {
-    V[i] = 1.0f;
-    U[0][i] = U[1][i] = U[2][i] = (float)(i % 7) * 0.01f;
-  }
-  const float scale = 0.01f;
-  double t0 = omp_get_wtime();
-  for (long t = 0; t < steps; t++) {
-    const float *U0 = U[t % 3], *U1 = U[(t + 1) % 3];
-    float *U2 = U[(t + 2) % 3];
-    steps_of[ndim - 1][order == 2 ? 0 : order == 4 ? 1 : 2](wave, U0, U1, V, U2, n, c, scale);
-  }
-  double seconds = omp_get_wtime() - t0, points = (double)steps;
+  double seconds =
+      f64 ? run_double(wave, ndim, order, steps, n) : run_float(wave, ndim, order, steps, n);
+  double points = (double)steps;
   for (int d = 0; d < 3; d++) points *= n[d] > 1 ? (double)(n[d] - 2 * HALO) : 1.0;
   printf("%.6f s %.6f GPts/s\n", seconds, points / seconds / 1e9);
-  for (int k = 0; k < 3; k++) free(U[k]);
-  free(V);
   return 0;
 }

@@ -737,11 +737,10 @@ static gf_status gpu_channel_open(gf_backend *b, const gf_channel_handle *handle
   void *p = NULL;
   hipError_t err = hipIpcOpenMemHandle(&p, h.ipc, hipIpcMemLazyEnablePeerAccess);
   if (err != hipSuccess) {
-    gpu_fail(b, "hipIpcOpenMemHandle", err);
-    char cause[sizeof b->error];
-    snprintf(cause, sizeof cause, "%s", b->error);
-    snprintf(b->error, sizeof b->error, "opening process %ld's GPU %d memory: %s", (long)h.pid,
-             (int)h.device, cause);
+    snprintf(b->error, sizeof b->error,
+             "opening process %ld's GPU %d memory: hipIpcOpenMemHandle: %s: %s", (long)h.pid,
+             (int)h.device, hipGetErrorName(err), hipGetErrorString(err));
+    (void)hipGetLastError();
     return GF_INTERNAL;
   }
   *remote = p;

@@ -564,7 +564,7 @@ static void cpu_destroy(gf_backend *b) {
 
 /* ---- registered memory (channels) -------------------------------------- */
 
-/* A region is a POSIX shared memory object, /gflow-PID-N, mapped shared.
+/* A region is a POSIX shared memory object, /gflow-chan-PID-N, mapped shared.
  * Its one opener removes the name once it has mapped it, and unregister
  * removes it too (for a region nobody opened), so no name outlives a run
  * that ends normally. */
@@ -581,7 +581,7 @@ static gf_status cpu_channel_register(gf_backend *b, size_t bytes, void **local,
                                       gf_channel_handle *handle) {
   cpu_backend *cb = cpu_of(b);
   cpu_channel_handle h = {.magic = CPU_CHANNEL_MAGIC, .bytes = bytes, .pid = (int64_t)getpid()};
-  snprintf(h.name, sizeof h.name, "/gflow-%ld-%u", (long)getpid(),
+  snprintf(h.name, sizeof h.name, "/gflow-chan-%ld-%u", (long)getpid(),
            atomic_fetch_add(&cb->channels, 1));
   *local = NULL;
   int fd = shm_open(h.name, O_RDWR | O_CREAT | O_EXCL, 0600);

@@ -137,9 +137,9 @@ expect_exit 0 "wave2d over channels on 4 ranks (auto)" -- mpi 4 run "${wave[@]}"
 cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-chan/array_out.dat" && pass ||
   fail "wave2d over channels on 4 ranks differs from one process"
 leaked=""
-for f in /dev/shm/gflow-*; do # gflow-PID-N whose process is gone: a region nobody removed
+for f in /dev/shm/gflow-chan-*; do # gflow-chan-PID-N whose process is gone: a region nobody removed
   [ -e "$f" ] || continue
-  pid=${f#/dev/shm/gflow-}
+  pid=${f#/dev/shm/gflow-chan-}
   pid=${pid%%-*}
   kill -0 "$pid" 2>/dev/null || leaked="$leaked $f"
 done

@@ -14,7 +14,7 @@
 # one GPU both ranks share it, so the figures say what IPC on one device and
 # the signal/wait kernels cost, not what NVLink gives.
 # Environment: BACKEND (gpu), GPUS (1), BIN (.device/bin), GFLOW ($BIN/gflow),
-# CHANNEL_BENCH ($BIN/channel_bench), REPEAT (5), SCALE (1: iterations).
+# CHANNEL_BENCH ($BIN/channel_bench), REPEAT (5), SCALE (1: iterations), TIMEOUT (300 s a run).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 backend=${BACKEND:-gpu}
@@ -26,7 +26,7 @@ repeat=${REPEAT:-5}
 scale=${SCALE:-1}
 . scripts/bench/lib.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-np2() { mpirun -np 2 "$@"; }
+np2() { timeout "${TIMEOUT:-300}" mpirun -np 2 "$@"; } # a wait that never ends is a timeout
 
 echo "1. bidirectional copy, 2 ranks, $backend, $gpus GPU(s)"
 np2 "$bench" --backend "$backend" --gpus "$gpus" --repeat "$repeat" --scale "$scale" ||

@@ -44,6 +44,21 @@
  * 12. event_query answers at once, never waiting: 1 when the work the event
  *     captured has run (an unrecorded event: 1), else 0; once it has said 1
  *     it says 1 until the event is recorded again        [contract_event_query].
+ * 13. (backends with channels: channel_register set) channel_register gives
+ *     `bytes` of zero-filled memory that this backend's copies and kernels
+ *     reach like any allocation, and a handle; channel_open of that handle,
+ *     once, in this process or in another process on the same node, maps the
+ *     same memory: bytes written through either mapping are read through the
+ *     other once the writes are ordered before the reads (rule 14)
+ *                                                  [contract_channel_memory];
+ * 14. a channel's put, get, signal and wait (gf_channel, below) are ordered
+ *     on their stream like any other work: put writes the peer's region, get
+ *     reads it; signal stores `value` into a slot of the peer's region once
+ *     all work issued to its stream before it has completed; wait holds the
+ *     work issued to its stream after it until the slot of its own region
+ *     holds at least `value`, and that work then sees everything the
+ *     signalling stream did before the signal, its puts included
+ *                                         [contract_channel_put_signal_wait].
  * The caller adds to a failure which task, stream and step it was.
  */
 #ifndef GF_BACKEND_H
@@ -137,6 +152,16 @@ typedef struct gf_scan_result {
   double value;  /* that value, converted to double */
 } gf_scan_result;
 
+/* What a peer needs to open a region of registered memory (rule 13): opaque
+ * bytes, sent to the peer as they are (through MPI, comm.c). */
+#define GF_CHANNEL_HANDLE_BYTES 192
+/* A backend's own handle uses at most these first bytes (gf_channel puts the
+ * region's size before them in the handle it gives the peer). */
+#define GF_CHANNEL_BACKEND_HANDLE_BYTES (GF_CHANNEL_HANDLE_BYTES - 8)
+typedef struct gf_channel_handle {
+  _Alignas(8) unsigned char bytes[GF_CHANNEL_HANDLE_BYTES];
+} gf_channel_handle;
+
 typedef struct gf_backend_ops {
   gf_status (*stream_create)(gf_backend *b, gf_stream **out);
   void (*stream_destroy)(gf_backend *b, gf_stream *s);
@@ -188,6 +213,18 @@ typedef struct gf_backend_ops {
    * Called before the loop; the backend keeps what it needs. */
   void (*name_tasks)(gf_backend *b, const char *const *names, int count);
   void (*destroy)(gf_backend *b);
+
+  /* Optional (NULL: this backend has no channels). Registered memory (rule
+   * 13), the ground of gf_channel: the CPU backend's is POSIX shared memory
+   * (shm_open, mmap), the GPU backend's device memory exported with
+   * hipIpcGetMemHandle and opened with hipIpcOpenMemHandle, or, within one
+   * process, the pointer itself (peer access enabled when the GPUs differ).
+   * A handle is opened at most once; close and unregister take it back. */
+  gf_status (*channel_register)(gf_backend *b, size_t bytes, void **local,
+                                gf_channel_handle *handle);
+  gf_status (*channel_open)(gf_backend *b, const gf_channel_handle *handle, void **remote);
+  void (*channel_close)(gf_backend *b, const gf_channel_handle *handle, void *remote);
+  void (*channel_unregister)(gf_backend *b, const gf_channel_handle *handle, void *local);
 } gf_backend_ops;
 
 struct gf_backend {
@@ -214,5 +251,38 @@ gf_status gf_backend_cpu_create(const gf_backend_options *options, gf_backend **
  * built without GPU support or no device answers. */
 gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **out, char *why,
                                 size_t why_size);
+
+/* ---- channels (runner/channel.c): MSCCL++'s MemoryChannel, seed 004 ----
+ *
+ * One end of a channel between two streams that may be in different
+ * processes of one node: a region of registered memory of `bytes` (its
+ * inbox, which the peer's puts write and gets read) and slots the peer's
+ * signals write, plus the peer's region once connected. Put, get, signal and
+ * wait are stream operations (rule 14): a put is a copy into the peer's
+ * region, a signal a one-thread kernel that stores a slot's value after the
+ * stream's earlier work, a wait a kernel that polls its own slot until the
+ * value arrives. Slot values only grow: a sequence number per use. The
+ * backend must have channel_register (GF_INTERNAL with the reason in
+ * b->error otherwise). */
+typedef struct gf_channel gf_channel;
+#define GF_CHANNEL_SLOTS 8
+
+/* Registers this end; `handle` is what the peer passes to connect. */
+gf_status gf_channel_create(gf_backend *b, size_t bytes, gf_channel **out,
+                            gf_channel_handle *handle);
+/* Opens the peer's end from its handle; gf_channel_peer_bytes: the size of its region. */
+gf_status gf_channel_connect(gf_channel *ch, const gf_channel_handle *peer);
+/* This end's region: what the peer's puts wrote. */
+void *gf_channel_inbox(const gf_channel *ch);
+size_t gf_channel_peer_bytes(const gf_channel *ch);
+gf_status gf_channel_put(gf_channel *ch, gf_stream *s, size_t offset, const void *src, size_t bytes,
+                         gf_tag tag);
+gf_status gf_channel_get(gf_channel *ch, gf_stream *s, void *dst, size_t offset, size_t bytes,
+                         gf_tag tag);
+gf_status gf_channel_signal(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag);
+gf_status gf_channel_wait(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag);
+/* Closes the peer's region and unregisters this end's; no queued work may
+ * still use either. */
+void gf_channel_free(gf_channel *ch);
 
 #endif

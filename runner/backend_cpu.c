@@ -16,6 +16,8 @@
  * when it is issued) and reports it to the sink from its own thread, before
  * the operation counts as completed.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
@@ -25,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,6 +119,7 @@ struct cpu_backend {
   pthread_mutex_t lock; /* guards the lists */
   gf_stream *streams;
   gf_event *events;
+  _Atomic unsigned channels; /* registered regions so far: part of their names */
 };
 
 static cpu_backend *cpu_of(gf_backend *b) {
@@ -582,6 +587,89 @@ static void cpu_destroy(gf_backend *b) {
   free(cb);
 }
 
+/* ---- registered memory (channels) -------------------------------------- */
+
+/* A region is a POSIX shared memory object, /gflow-chan-PID-N, mapped shared.
+ * Its one opener removes the name once it has mapped it, and unregister
+ * removes it too (for a region nobody opened), so no name outlives a run
+ * that ends normally. */
+typedef struct cpu_channel_handle {
+  uint64_t magic;
+  uint64_t bytes;
+  int64_t pid;
+  char name[64];
+} cpu_channel_handle;
+_Static_assert(sizeof(cpu_channel_handle) <= GF_CHANNEL_BACKEND_HANDLE_BYTES, "fits a handle");
+#define CPU_CHANNEL_MAGIC 0x676663686e6c3031ull /* "gfchnl01" */
+
+static gf_status cpu_channel_register(gf_backend *b, size_t bytes, void **local,
+                                      gf_channel_handle *handle) {
+  cpu_backend *cb = cpu_of(b);
+  cpu_channel_handle h = {.magic = CPU_CHANNEL_MAGIC, .bytes = bytes, .pid = (int64_t)getpid()};
+  snprintf(h.name, sizeof h.name, "/gflow-chan-%ld-%u", (long)getpid(),
+           atomic_fetch_add(&cb->channels, 1));
+  *local = NULL;
+  int fd = shm_open(h.name, O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return cpu_fail(b, "shm_open %s: %s", h.name, strerror(errno));
+  void *p = MAP_FAILED;
+  if (ftruncate(fd, (off_t)bytes) == 0)
+    p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED) {
+    shm_unlink(h.name);
+    return cpu_fail(b, "registering %zu bytes of shared memory (%s): %s", bytes, h.name,
+                    strerror(err));
+  }
+  memset(handle, 0, sizeof *handle);
+  memcpy(handle->bytes, &h, sizeof h);
+  *local = p;
+  return GF_OK;
+}
+
+static gf_status cpu_channel_handle_read(gf_backend *b, const gf_channel_handle *handle,
+                                         cpu_channel_handle *h) {
+  memcpy(h, handle->bytes, sizeof *h);
+  h->name[sizeof h->name - 1] = '\0';
+  if (h->magic != CPU_CHANNEL_MAGIC)
+    return cpu_fail(b, "a channel handle that the CPU backend did not make (another backend's?)");
+  return GF_OK;
+}
+
+static gf_status cpu_channel_open(gf_backend *b, const gf_channel_handle *handle, void **remote) {
+  cpu_channel_handle h;
+  *remote = NULL;
+  if (cpu_channel_handle_read(b, handle, &h) != GF_OK) return GF_INTERNAL;
+  int fd = shm_open(h.name, O_RDWR, 0);
+  if (fd < 0)
+    return cpu_fail(b,
+                    "opening process %ld's shared memory %s: shm_open: %s (not on this "
+                    "machine, or opened already)",
+                    (long)h.pid, h.name, strerror(errno));
+  void *p = mmap(NULL, (size_t)h.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED)
+    return cpu_fail(b, "mapping process %ld's shared memory %s: mmap: %s", (long)h.pid, h.name,
+                    strerror(err));
+  shm_unlink(h.name); /* opened once: the name is no longer needed */
+  *remote = p;
+  return GF_OK;
+}
+
+static void cpu_channel_close(gf_backend *b, const gf_channel_handle *handle, void *remote) {
+  cpu_channel_handle h;
+  if (!remote || cpu_channel_handle_read(b, handle, &h) != GF_OK) return;
+  munmap(remote, (size_t)h.bytes);
+}
+
+static void cpu_channel_unregister(gf_backend *b, const gf_channel_handle *handle, void *local) {
+  cpu_channel_handle h;
+  if (!local || cpu_channel_handle_read(b, handle, &h) != GF_OK) return;
+  munmap(local, (size_t)h.bytes);
+  shm_unlink(h.name); /* ENOENT when the peer opened it: fine */
+}
+
 static const gf_backend_ops cpu_ops = {
     .stream_create = cpu_stream_create,
     .stream_destroy = cpu_stream_destroy,
@@ -600,6 +688,10 @@ static const gf_backend_ops cpu_ops = {
     .scan_finite = cpu_scan_finite,
     .synchronize = cpu_synchronize,
     .destroy = cpu_destroy,
+    .channel_register = cpu_channel_register,
+    .channel_open = cpu_channel_open,
+    .channel_close = cpu_channel_close,
+    .channel_unregister = cpu_channel_unregister,
 };
 
 /* "4.5" for the _OPENMP date the compiler defines. */

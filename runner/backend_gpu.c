@@ -62,6 +62,7 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gf_hip.h"
 
@@ -655,6 +656,110 @@ static gf_status gpu_managed_prepare(gf_backend *b, void *ptr, size_t bytes, int
   return GF_OK;
 }
 
+/* ---- registered memory (channels) -------------------------------------- */
+
+/* Device memory from hipMalloc, zeroed, exported with hipIpcGetMemHandle.
+ * Opened by another process: hipIpcOpenMemHandle (peer access enabled
+ * lazily when the GPUs differ); by this process: the pointer itself, after
+ * enabling peer access to the other GPU if it is another one. */
+typedef struct gpu_channel_handle {
+  uint64_t magic;
+  uint64_t bytes;
+  int64_t pid;
+  int32_t device;
+  int32_t pad;
+  uint64_t ptr; /* the address in the registering process */
+  hipIpcMemHandle_t ipc;
+} gpu_channel_handle;
+_Static_assert(sizeof(gpu_channel_handle) <= GF_CHANNEL_BACKEND_HANDLE_BYTES, "fits a handle");
+#define GPU_CHANNEL_MAGIC 0x676663686e6c4731ull /* "gfchnlG1" */
+
+static gf_status gpu_channel_register(gf_backend *b, size_t bytes, void **local,
+                                      gf_channel_handle *handle) {
+  gpu_backend *g = gpu_of(b);
+  *local = NULL;
+  gpu_channel_handle h = {
+      .magic = GPU_CHANNEL_MAGIC, .bytes = bytes, .pid = (int64_t)getpid(), .device = g->device};
+  void *p = NULL;
+  GPU_CHECK(b, hipMalloc, (&p, bytes));
+  /* Zero before the handle leaves: the memset is on the null stream, which
+   * gflow's non-blocking streams do not wait for. */
+  hipError_t err = hipMemset(p, 0, bytes);
+  const char *api = "hipMemset";
+  if (err == hipSuccess) api = "hipDeviceSynchronize", err = hipDeviceSynchronize();
+  if (err == hipSuccess) api = "hipIpcGetMemHandle", err = hipIpcGetMemHandle(&h.ipc, p);
+  if (err != hipSuccess) {
+    gpu_fail(b, api, err);
+    (void)hipFree(p);
+    return GF_INTERNAL;
+  }
+  h.ptr = (uint64_t)(uintptr_t)p;
+  memset(handle, 0, sizeof *handle);
+  memcpy(handle->bytes, &h, sizeof h);
+  *local = p;
+  return GF_OK;
+}
+
+static gf_status gpu_channel_handle_read(gf_backend *b, const gf_channel_handle *handle,
+                                         gpu_channel_handle *h) {
+  memcpy(h, handle->bytes, sizeof *h);
+  if (h->magic != GPU_CHANNEL_MAGIC) {
+    snprintf(b->error, sizeof b->error,
+             "a channel handle that the GPU backend did not make (another backend's?)");
+    return GF_INTERNAL;
+  }
+  return GF_OK;
+}
+
+static gf_status gpu_channel_open(gf_backend *b, const gf_channel_handle *handle, void **remote) {
+  gpu_backend *g = gpu_of(b);
+  gpu_channel_handle h;
+  *remote = NULL;
+  if (gpu_channel_handle_read(b, handle, &h) != GF_OK) return GF_INTERNAL;
+  if (h.pid == (int64_t)getpid()) { /* this process: peer access, no IPC */
+    if (h.device != g->device) {
+      int can = 0;
+      GPU_CHECK(b, hipDeviceCanAccessPeer, (&can, g->device, h.device));
+      if (!can) {
+        snprintf(b->error, sizeof b->error,
+                 "GPU %d cannot reach GPU %d's memory (hipDeviceCanAccessPeer says no)", g->device,
+                 (int)h.device);
+        return GF_INTERNAL;
+      }
+      hipError_t err = hipDeviceEnablePeerAccess(h.device, 0);
+      if (err != hipSuccess && err != hipErrorPeerAccessAlreadyEnabled)
+        return gpu_fail(b, "hipDeviceEnablePeerAccess", err);
+      (void)hipGetLastError(); /* already enabled is no failure */
+    }
+    *remote = (void *)(uintptr_t)h.ptr;
+    return GF_OK;
+  }
+  void *p = NULL;
+  hipError_t err = hipIpcOpenMemHandle(&p, h.ipc, hipIpcMemLazyEnablePeerAccess);
+  if (err != hipSuccess) {
+    snprintf(b->error, sizeof b->error,
+             "opening process %ld's GPU %d memory: hipIpcOpenMemHandle: %s: %s", (long)h.pid,
+             (int)h.device, hipGetErrorName(err), hipGetErrorString(err));
+    (void)hipGetLastError();
+    return GF_INTERNAL;
+  }
+  *remote = p;
+  return GF_OK;
+}
+
+static void gpu_channel_close(gf_backend *b, const gf_channel_handle *handle, void *remote) {
+  gpu_channel_handle h;
+  if (!remote || gpu_channel_handle_read(b, handle, &h) != GF_OK) return;
+  if (h.pid != (int64_t)getpid() && hipIpcCloseMemHandle(remote) != hipSuccess)
+    (void)hipGetLastError();
+}
+
+static void gpu_channel_unregister(gf_backend *b, const gf_channel_handle *handle, void *local) {
+  (void)handle;
+  if (local && hipFree(local) != hipSuccess) (void)hipGetLastError();
+  (void)b;
+}
+
 static const gf_backend_ops gpu_ops = {
     .stream_create = gpu_stream_create,
     .stream_destroy = gpu_stream_destroy,
@@ -675,6 +780,10 @@ static const gf_backend_ops gpu_ops = {
     .synchronize = gpu_synchronize,
     .destroy = gpu_destroy,
     .name_tasks = gpu_name_tasks,
+    .channel_register = gpu_channel_register,
+    .channel_open = gpu_channel_open,
+    .channel_close = gpu_channel_close,
+    .channel_unregister = gpu_channel_unregister,
 };
 
 /* ---- creation --------------------------------------------------------- */

@@ -52,7 +52,7 @@ struct gf_comm_batch {
 };
 
 struct gf_comm {
-  int rank, size, local_rank, gpu_aware;
+  int rank, size, local_rank, node_size, gpu_aware;
   int mpi; /* 1: MPI was initialised here */
   char description[320];
   int vote_pending;
@@ -80,6 +80,7 @@ gf_status gf_comm_create(int *argc, char ***argv, gf_diag *diag, gf_comm **out) 
   gf_comm *comm = gf_calloc(1, sizeof *comm);
   if (!comm) return gf_oom(diag, "starting MPI");
   comm->size = 1;
+  comm->node_size = 1;
   snprintf(comm->description, sizeof comm->description, "one process");
 #ifdef GFLOW_WITH_MPI
   if (launched_by_mpi()) {
@@ -98,6 +99,7 @@ gf_status gf_comm_create(int *argc, char ***argv, gf_diag *diag, gf_comm **out) 
     MPI_Comm node;
     MPI_Comm_split_type(comm->world, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &comm->local_rank);
+    MPI_Comm_size(node, &comm->node_size);
     MPI_Comm_free(&node);
 #if defined(GFLOW_HIP_ON_CUDA) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
     comm->gpu_aware = MPIX_Query_cuda_support();
@@ -157,6 +159,9 @@ int gf_comm_size(const gf_comm *comm) {
 }
 int gf_comm_local_rank(const gf_comm *comm) {
   return comm ? comm->local_rank : 0;
+}
+int gf_comm_node_size(const gf_comm *comm) {
+  return comm ? comm->node_size : 1;
 }
 int gf_comm_gpu_aware(const gf_comm *comm) {
   return comm ? comm->gpu_aware : 0;

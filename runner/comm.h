@@ -33,6 +33,9 @@ int gf_comm_size(const gf_comm *comm);
 /* Rank among the processes of this node, from MPI_COMM_TYPE_SHARED (the
  * order of world ranks), for the GPU a rank takes. 0 without MPI. */
 int gf_comm_local_rank(const gf_comm *comm);
+/* How many of the run's processes share this node (MPI_COMM_TYPE_SHARED):
+ * the run's size when they all do, the condition of a channel (backend.h). */
+int gf_comm_node_size(const gf_comm *comm);
 /* 1 when MPI can send from and receive into GPU memory (checked at run time
  * with MPIX_Query_cuda_support where mpi-ext.h has it); 0 otherwise. */
 int gf_comm_gpu_aware(const gf_comm *comm);

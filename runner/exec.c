@@ -38,6 +38,9 @@ struct gf_host_ctx {
   gf_comm_batch *batch; /* the ghost-cell messages in flight */
   void **buffers;       /* the program's run buffers, by id */
   struct run *run;
+  int stream; /* the stream of the host call being issued */
+  void **state;
+  gf_host_release_fn *release; /* per task: gf_host_set_state */
 };
 
 gf_eval *gf_host_eval(gf_host_ctx *ctx) {
@@ -51,6 +54,20 @@ gf_comm_batch *gf_host_batch(gf_host_ctx *ctx) {
 }
 void *gf_host_buffer(gf_host_ctx *ctx, int task, int j) {
   return ctx->buffers[task * GF_MAX_TASK_TEMPS + j];
+}
+
+/* A host call's state (gf_host_state): the arrays are made at the first set. */
+void *gf_host_state(gf_host_ctx *ctx, int task) {
+  return ctx->state ? ctx->state[task] : NULL;
+}
+
+static void host_states_release(gf_host_ctx *ctx, int ntasks) {
+  for (int t = 0; ctx->state && t < ntasks; t++)
+    if (ctx->state[t] && ctx->release[t]) ctx->release[t](ctx, t, ctx->state[t]);
+  free(ctx->state);
+  free(ctx->release);
+  ctx->state = NULL;
+  ctx->release = NULL;
 }
 
 typedef struct run {
@@ -219,11 +236,39 @@ static void *instance_address(void *user, int field, int inst) {
 
 /* ---- the interpreter ------------------------------------------------------- */
 
+gf_backend *gf_host_backend(gf_host_ctx *ctx) {
+  return ctx->run->b;
+}
+
+gf_stream *gf_host_stream(gf_host_ctx *ctx, int *index) {
+  if (index) *index = ctx->stream;
+  return ctx->stream >= 0 ? ctx->run->streams[ctx->stream] : NULL;
+}
+
+gf_status gf_host_set_state(gf_host_ctx *ctx, int task, void *state, gf_host_release_fn release) {
+  run *r = ctx->run;
+  if (!ctx->state) {
+    ctx->state = gf_calloc((size_t)r->wf->ntasks, sizeof *ctx->state);
+    ctx->release = gf_calloc((size_t)r->wf->ntasks, sizeof *ctx->release);
+    if (!ctx->state || !ctx->release) {
+      free(ctx->state);
+      free(ctx->release);
+      ctx->state = NULL;
+      ctx->release = NULL;
+      return gf_oom(r->diag, "keeping a task's state");
+    }
+  }
+  ctx->state[task] = state;
+  ctx->release[task] = release;
+  return GF_OK;
+}
+
 gf_status gf_host_fail(gf_host_ctx *ctx, int task, int64_t n, const char *why) {
   run *r = ctx->run;
   return gf_diag_error(r->diag, GF_INTERNAL,
-                       "ghost-cell exchange failed: task '%s', step %" PRId64 ": %s",
-                       task >= 0 ? r->wf->tasks[task].name : "-", n, why);
+                       "ghost-cell exchange failed: task '%s', stream %s, step %" PRId64 ": %s",
+                       task >= 0 ? r->wf->tasks[task].name : "-",
+                       gf_plan_stream_name(r->plan, ctx->stream), n, why);
 }
 
 static gf_status device_failure(run *r, const gf_instr *in, int64_t n, const char *what) {
@@ -378,6 +423,7 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
         return device_failure(r, in, n, "stream synchronize");
       return GF_OK;
     case GF_I_HOST_CALL:
+      r->host.stream = in->stream;
       return in->call(&r->host, r->wf, in->task, n, in->call_data);
     case GF_I_STAGE:
       return gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
@@ -1065,6 +1111,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.host.eval = eval;
   r.host.comm = options->comm;
   r.host.run = &r;
+  r.host.stream = -1;
   r.nstreams = gf_plan_stream_count(r.plan);
   r.nevents = gf_program_event_count(program);
   r.timing = gf_calloc((size_t)wf->ntasks, sizeof *r.timing);
@@ -1230,6 +1277,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
     gf_status written = gf_trace_write(r.trace, options->trace_path, r.comm, diag);
     if (st == GF_OK) st = written;
   }
+  host_states_release(&r.host, wf->ntasks); /* the backend is idle */
   gf_writer_destroy(r.writer);
   check_release(&r);
   destroy_streams_and_events(&r);

@@ -87,6 +87,18 @@ typedef struct cudaDeviceProp hipDeviceProp_t;
 #define hipMemAdviseSetReadMostly cudaMemAdviseSetReadMostly
 #define hipMemAdviseSetPreferredLocation cudaMemAdviseSetPreferredLocation
 #define hipMemAdviseSetAccessedBy cudaMemAdviseSetAccessedBy
+#define hipMemset cudaMemset
+#define hipMemcpyPeerAsync cudaMemcpyPeerAsync
+
+/* Memory another process or GPU reaches (channels, backend.h). */
+typedef cudaIpcMemHandle_t hipIpcMemHandle_t;
+#define hipIpcGetMemHandle cudaIpcGetMemHandle
+#define hipIpcOpenMemHandle cudaIpcOpenMemHandle
+#define hipIpcCloseMemHandle cudaIpcCloseMemHandle
+#define hipIpcMemLazyEnablePeerAccess cudaIpcMemLazyEnablePeerAccess
+#define hipDeviceCanAccessPeer cudaDeviceCanAccessPeer
+#define hipDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
+#define hipErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
 
 /* HIP names a processor by an int (hipCpuDeviceId for the host); CUDA 13
  * takes a cudaMemLocation and, for prefetches, flags. */

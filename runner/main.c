@@ -27,6 +27,7 @@
 #include "program.h"
 #include "registry.h"
 #include "sweep.h"
+#include "task_halo.h"
 #include "text.h"
 #include "workflow.h"
 
@@ -773,6 +774,7 @@ static gf_status run_command(cli *c) {
       st = usage_error(c, "--rank %d is not one of the %d ranks", rank, ranks);
     if (st == GF_OK)
       st = gf_decompose(wf, ranks, rank, c->comm ? gf_comm_gpu_aware(c->comm) : 0, &diag);
+    if (st == GF_OK) st = gf_halo_check_transport(wf, c->comm, NULL, &diag);
     if (st == GF_OK) st = gf_plan_create(wf, &diag, &plan);
   }
   if (st == GF_OK && c->command->bit == CMD_VALIDATE) {
@@ -816,6 +818,7 @@ static gf_status run_command(cli *c) {
       st = gf_program_create(wf, plan, &diag, &program);
       if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
     }
+    if (st == GF_OK && !nothing_to_do) st = gf_halo_check_transport(wf, c->comm, backend, &diag);
     if (st == GF_OK && !nothing_to_do) {
       gf_run_options options = {.out_dir = out_dir,
                                 .quiet = c->quiet,

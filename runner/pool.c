@@ -24,6 +24,7 @@
 
 #define POOL_ALIGN 256                   /* chunk sizes and offsets */
 #define POOL_BLOCK_MIN ((size_t)2 << 20) /* small temporaries share a block */
+#define POOL_RECENT 8                    /* chunks in the used and pending cache */
 
 const char *const gf_pool_strategy_names[GF_POOL_STRATEGY_COUNT] = {"resource-aware", "async",
                                                                     "naive"};
@@ -58,6 +59,21 @@ struct block {
   block *next;
 };
 
+/* The recent cache: the last chunks handed out or freed on a stream, in
+ * one small array, so that a temporary freed and taken again by its stream
+ * at every step (the common case) finds its chunk without walking the
+ * blocks' chunk lists, whose nodes are scattered in the heap and cold in
+ * the cache after the runtime's own calls. An entry mirrors a live chunk
+ * that is used or pending (never free: settle() drops it first, so a chunk
+ * that coalescing frees is never in it). */
+typedef struct recent_entry {
+  char *ptr; /* NULL: an empty entry */
+  size_t size;
+  gf_stream *stream; /* pending: freed on */
+  chunk_state state; /* CHUNK_USED or CHUNK_PENDING */
+  struct chunk *chunk;
+} recent_entry;
+
 struct gf_pool {
   gf_backend *b;
   gf_pool_strategy strategy;
@@ -67,6 +83,8 @@ struct gf_pool {
   chunk *direct; /* async: the allocations out */
   pool_event *spare_events;
   gf_pool_stats stats;
+  recent_entry recent[POOL_RECENT];
+  int recent_next; /* the entry to replace when none is empty */
 };
 
 static gf_status pool_fail(gf_pool *p, const char *what) {
@@ -127,6 +145,24 @@ static gf_status event_attach(gf_pool *p, chunk *c) {
   return GF_OK;
 }
 
+/* ---- the recent cache ---- */
+
+static void recent_drop(gf_pool *p, const chunk *c) {
+  for (int i = 0; i < POOL_RECENT; i++)
+    if (p->recent[i].chunk == c) p->recent[i] = (recent_entry){0};
+}
+
+/* Records `c`'s state (used or pending) in its entry, or in a new one. */
+static void recent_set(gf_pool *p, chunk *c) {
+  int at = -1;
+  for (int i = 0; i < POOL_RECENT && at < 0; i++)
+    if (p->recent[i].chunk == c) at = i;
+  for (int i = 0; i < POOL_RECENT && at < 0; i++)
+    if (!p->recent[i].ptr) at = i;
+  if (at < 0) at = p->recent_next++ % POOL_RECENT;
+  p->recent[at] = (recent_entry){c->ptr, c->size, c->stream, c->state, c};
+}
+
 /* ---- chunks ---- */
 
 /* Merges `c` with its free neighbours; returns the merged chunk. */
@@ -154,6 +190,7 @@ static chunk *coalesce(chunk *c) {
 
 /* A pending chunk whose event completed (or, naive, any freed chunk) is free. */
 static chunk *settle(gf_pool *p, chunk *c) {
+  recent_drop(p, c);
   if (c->state == CHUNK_PENDING) p->stats.pending -= c->size;
   event_put(p, c->event);
   c->event = NULL;
@@ -317,6 +354,30 @@ gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out)
   }
   size_t size = (bytes + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
   if (!size) size = POOL_ALIGN;
+  /* A chunk of exactly this size pending on this stream is a best fit that
+   * stream order lets it take at once: from the recent cache, no search.
+   * (The naive pool has no pending chunks.) */
+  for (int i = 0; i < POOL_RECENT; i++) {
+    recent_entry *e = &p->recent[i];
+    if (e->state != CHUNK_PENDING || e->stream != stream || e->size != size || !e->ptr) continue;
+    chunk *c = e->chunk;
+    for (int j = 0; j < POOL_RECENT; j++) /* what the search would have passed over */
+      if (p->recent[j].ptr && p->recent[j].state == CHUNK_PENDING &&
+          p->recent[j].stream != stream && p->recent[j].size >= size) {
+        p->stats.passed_pending++;
+        break;
+      }
+    p->stats.reused++;
+    p->stats.reused_same++;
+    p->stats.pending -= c->size;
+    event_put(p, c->event);
+    c->event = NULL;
+    c->state = CHUNK_USED;
+    e->state = CHUNK_USED;
+    count_alloc(p, c->size);
+    *out = c->ptr;
+    return GF_OK;
+  }
   /* Only when nothing else fits does the pool ask (without waiting) whether
    * other streams are done with what they freed: a stream that finds its own
    * or free memory costs no device call. */
@@ -349,11 +410,14 @@ gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out)
   c->stream = stream;
   c->used_before = 1;
   count_alloc(p, c->size);
+  recent_set(p, c);
   *out = c->ptr;
   return GF_OK;
 }
 
 static chunk *find_used(gf_pool *p, void *ptr) {
+  for (int i = 0; i < POOL_RECENT; i++)
+    if (p->recent[i].ptr == ptr && p->recent[i].state == CHUNK_USED) return p->recent[i].chunk;
   if (p->strategy == GF_POOL_ASYNC) {
     for (chunk *c = p->direct; c; c = c->next)
       if (c->ptr == ptr) return c;
@@ -392,6 +456,7 @@ gf_status gf_pool_free(gf_pool *p, void *ptr, gf_stream *stream) {
   }
   c->state = CHUNK_PENDING;
   c->stream = stream;
+  recent_set(p, c);
   p->stats.pending += c->size;
   grow_peak(&p->stats.pending_peak, p->stats.pending);
   if (p->stats.reserved > p->release_threshold) {

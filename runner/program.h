@@ -89,6 +89,19 @@ void *gf_host_buffer(gf_host_ctx *ctx, int task, int j);
 gf_status gf_host_fail(gf_host_ctx *ctx, int task, int64_t n, const char *why);
 typedef gf_status (*gf_host_fn)(gf_host_ctx *ctx, const gf_workflow *wf, int task, int64_t n,
                                 const void *data);
+/* For a host call that issues stream work itself (the exchange over a
+ * channel, task_halo.c): the run's backend, and the stream of the task
+ * instance whose call runs (the instruction's stream). */
+typedef struct gf_backend gf_backend;
+typedef struct gf_stream gf_stream;
+gf_backend *gf_host_backend(gf_host_ctx *ctx);
+gf_stream *gf_host_stream(gf_host_ctx *ctx, int *index);
+/* A task's state for the run, made by its host calls at first use (the
+ * channels of an exchange): NULL until set; `release` runs once after the
+ * loop, the backend idle, in task order on every rank. */
+typedef void (*gf_host_release_fn)(gf_host_ctx *ctx, int task, void *state);
+void *gf_host_state(gf_host_ctx *ctx, int task);
+gf_status gf_host_set_state(gf_host_ctx *ctx, int task, void *state, gf_host_release_fn release);
 
 /* Fills a launch's argument struct from the addresses of its task's accesses
  * (in task->access order) and of its buffers (gf_emit_buffer), the cells it

@@ -9,13 +9,19 @@
  *             the nearest owned layer copied out, or a fixed value.
  *
  * The buffers are pinned host memory, or device memory when MPI is
- * GPU-aware, so no copy stands between a kernel and MPI. Neither kind is
+ * GPU-aware, so no copy stands between a kernel and MPI. With
+ * `exchange.transport: channel` the strips travel through channels of the
+ * backend instead (backend.h; ranks on one node), stream-ordered with no
+ * host wait: pack, put into the neighbour's inbox and signal, wait for the
+ * neighbour's signal, copy the inbox out and signal it may be reused,
+ * unpack. Neither kind is
  * written in a workflow file; their accesses are the strips they read and
  * write, so the planner orders them like any task.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "comm.h"
 #include "halo.h"
 #include "program.h"
@@ -131,6 +137,163 @@ static gf_status wait(gf_host_ctx *ctx, const gf_workflow *wf, int task, int64_t
   return GF_OK;
 }
 
+/* ---- the exchange over channels ---- */
+
+/* A channel's slots: DATA counts the strips the neighbour put into this
+ * end's inbox, READY the times it emptied the inbox this end puts into. */
+enum { DATA, READY };
+
+/* An exchange task's channels, one per side with a neighbour: side s's end
+ * is the inbox for recv[s]; its peer is the neighbour's end for the other
+ * side, into which send[s] goes. `uses` counts the exchanges: the value of
+ * each signal. */
+typedef struct halo_channels {
+  const gf_halo_task *h;
+  gf_channel *ch[2];
+  uint64_t uses;
+} halo_channels;
+
+/* Sends `mine[side]` to the neighbour across each side and receives its
+ * handle for the other side into `theirs[side]`, tagged as the strips are
+ * (messages()), so two sides with one neighbour are not mixed up. */
+static gf_status swap(gf_host_ctx *ctx, const gf_halo_task *h, void *mine, void *theirs,
+                      size_t bytes, char *why, size_t why_size) {
+  gf_comm_message sends[2], recvs[2];
+  int count = 0;
+  for (int side = 0; side < 2; side++) {
+    if (h->peer[side] < 0) continue;
+    int axis_tag = 2 * h->axis;
+    sends[count] = (gf_comm_message){h->peer[side], axis_tag + 1 - side,
+                                     (unsigned char *)mine + side * bytes, bytes};
+    recvs[count] = (gf_comm_message){h->peer[side], axis_tag + side,
+                                     (unsigned char *)theirs + side * bytes, bytes};
+    count++;
+  }
+  gf_status st = gf_comm_post(gf_host_comm(ctx), gf_host_batch(ctx), recvs, count, sends, count,
+                              why, why_size);
+  return st == GF_OK ? gf_comm_wait(gf_host_comm(ctx), gf_host_batch(ctx), why, why_size) : st;
+}
+
+static void channels_free(halo_channels *hc) {
+  for (int side = 0; side < 2; side++) gf_channel_free(hc->ch[side]);
+  free(hc);
+}
+
+/* After the loop: each end's neighbour may still be signalling into it
+ * until the neighbour's streams are idle too, so the ends are freed once
+ * every neighbour has said so (a byte each way). */
+static void channels_release(gf_host_ctx *ctx, int task, void *state) {
+  (void)task;
+  halo_channels *hc = state;
+  char mine[2] = {1, 1}, theirs[2], why[256];
+  if (swap(ctx, hc->h, mine, theirs, 1, why, sizeof why) != GF_OK)
+    fprintf(stderr, "gflow: closing the ghost-cell channels: %s\n", why);
+  channels_free(state);
+}
+
+/* The first exchange of a task: registers an inbox per side, swaps handles
+ * with the neighbours, opens theirs. */
+static gf_status channels_open(gf_host_ctx *ctx, const gf_workflow *wf, int task, int64_t n,
+                               const gf_halo_task *h, halo_channels **out) {
+  gf_backend *b = gf_host_backend(ctx);
+  size_t elem = gf_dtype_size(wf->fields[h->field].dtype);
+  halo_channels *hc = gf_calloc(1, sizeof *hc);
+  gf_channel_handle mine[2], theirs[2];
+  memset(mine, 0, sizeof mine);
+  if (!hc) return gf_host_fail(ctx, task, n, "out of memory: opening the ghost-cell channels");
+  hc->h = h;
+  for (int side = 0; side < 2; side++) {
+    if (h->peer[side] < 0) continue;
+    size_t bytes = (size_t)cells_of(&h->recv[side]) * elem;
+    if (gf_channel_create(b, bytes, &hc->ch[side], &mine[side]) != GF_OK) {
+      channels_free(hc);
+      return gf_host_fail(ctx, task, n, b->error);
+    }
+  }
+  char why[256];
+  if (swap(ctx, h, mine, theirs, sizeof mine[0], why, sizeof why) != GF_OK) {
+    channels_free(hc);
+    return gf_host_fail(ctx, task, n, why);
+  }
+  for (int side = 0; side < 2; side++) {
+    if (h->peer[side] < 0) continue;
+    size_t send = (size_t)cells_of(&h->send[side]) * elem;
+    gf_status st = gf_channel_connect(hc->ch[side], &theirs[side]);
+    if (st == GF_OK && gf_channel_peer_bytes(hc->ch[side]) != send)
+      snprintf(b->error, sizeof b->error,
+               "rank %d's inbox holds %zu bytes, the strip sent to it %zu (internal)",
+               h->peer[side], gf_channel_peer_bytes(hc->ch[side]), send),
+          st = GF_INTERNAL;
+    if (st != GF_OK) {
+      channels_free(hc);
+      return gf_host_fail(ctx, task, n, b->error);
+    }
+  }
+  if (gf_host_set_state(ctx, task, hc, channels_release) != GF_OK) {
+    channels_free(hc);
+    return GF_INTERNAL;
+  }
+  *out = hc;
+  return GF_OK;
+}
+
+/* Issues the exchange on the task's stream, after its pack and before its
+ * unpack: every put and signal before any wait for the neighbours', so no
+ * two ranks wait for each other. */
+static gf_status channel_exchange(gf_host_ctx *ctx, const gf_workflow *wf, int task, int64_t n,
+                                  const void *data) {
+  const gf_halo_task *h = data;
+  halo_channels *hc = gf_host_state(ctx, task);
+  if (!hc && channels_open(ctx, wf, task, n, h, &hc) != GF_OK) return GF_INTERNAL;
+  gf_backend *b = gf_host_backend(ctx);
+  int stream = -1;
+  gf_stream *s = gf_host_stream(ctx, &stream);
+  gf_tag tag = {task, n, stream};
+  unsigned char *send = gf_host_buffer(ctx, task, SEND), *recv = gf_host_buffer(ctx, task, RECV);
+  size_t elem = gf_dtype_size(wf->fields[h->field].dtype), send_at[2], recv_at[2];
+  send_at[0] = recv_at[0] = 0;
+  send_at[1] = (size_t)cells_of(&h->send[0]) * elem;
+  recv_at[1] = (size_t)cells_of(&h->recv[0]) * elem;
+  uint64_t use = ++hc->uses;
+  gf_status st = GF_OK;
+  /* The neighbour has copied out what this end put last time. */
+  for (int side = 0; side < 2 && st == GF_OK && use > 1; side++)
+    if (hc->ch[side]) st = gf_channel_wait(hc->ch[side], s, READY, use - 1, tag);
+  for (int side = 0; side < 2 && st == GF_OK; side++) {
+    if (!hc->ch[side]) continue;
+    st = gf_channel_put(hc->ch[side], s, 0, send + send_at[side],
+                        (size_t)cells_of(&h->send[side]) * elem, tag);
+    if (st == GF_OK) st = gf_channel_signal(hc->ch[side], s, DATA, use, tag);
+  }
+  for (int side = 0; side < 2 && st == GF_OK; side++) {
+    if (!hc->ch[side]) continue;
+    st = gf_channel_wait(hc->ch[side], s, DATA, use, tag);
+    if (st == GF_OK)
+      st = b->ops->copy_async(b, s, recv + recv_at[side], gf_channel_inbox(hc->ch[side]),
+                              (size_t)cells_of(&h->recv[side]) * elem, tag);
+    if (st == GF_OK) st = gf_channel_signal(hc->ch[side], s, READY, use, tag);
+  }
+  return st == GF_OK ? GF_OK : gf_host_fail(ctx, task, n, b->error);
+}
+
+gf_status gf_halo_check_transport(const gf_workflow *wf, gf_comm *comm, const gf_backend *b,
+                                  gf_diag *diag) {
+  if (wf->decomp.transport != GF_TRANSPORT_CHANNEL) return GF_OK;
+  int ranks = gf_comm_size(comm), here = gf_comm_node_size(comm);
+  if (here < ranks)
+    return gf_diag_at(diag, wf->decomp.transport_loc, GF_INVALID,
+                      "exchange.transport channel needs every rank on one node (a channel is "
+                      "memory two processes of one machine share); %d of this run's %d ranks "
+                      "are on this node: use transport: mpi",
+                      here, ranks);
+  if (b && !b->ops->channel_register)
+    return gf_diag_at(diag, wf->decomp.transport_loc, GF_INVALID,
+                      "exchange.transport channel: the %s backend has no channels (registered "
+                      "memory); use transport: mpi",
+                      b->name);
+  return GF_OK;
+}
+
 static gf_status emit_exchange(gf_emitter *e, const gf_workflow *wf, const gf_task *task,
                                const gf_task_instance *instance) {
   const gf_halo_task *h = task->data;
@@ -140,20 +303,27 @@ static gf_status emit_exchange(gf_emitter *e, const gf_workflow *wf, const gf_ta
     send += (size_t)cells_of(&h->send[side]) * elem;
     recv += (size_t)cells_of(&h->recv[side]) * elem;
   }
-  gf_space space = wf->decomp.gpu_aware ? GF_SPACE_DEVICE : GF_SPACE_PINNED;
+  int channel = wf->decomp.transport == GF_TRANSPORT_CHANNEL;
+  gf_space space = wf->decomp.gpu_aware || channel ? GF_SPACE_DEVICE : GF_SPACE_PINNED;
   gf_emit_buffer(e, SEND, send, space);
   gf_emit_buffer(e, RECV, recv, space);
   gf_instr *pack = gf_emit(e, GF_I_LAUNCH);
   memcpy(pack->inst, instance->inst, sizeof pack->inst);
   pack->kernel = &gf_kernel_halo_pack;
   pack->bind = bind_pack;
-  gf_emit(e, GF_I_HOST_SYNC)->other = instance->stream; /* the strips are packed */
-  gf_instr *start = gf_emit(e, GF_I_HOST_CALL);
-  start->call = post;
-  start->call_data = h;
-  gf_instr *end = gf_emit(e, GF_I_HOST_CALL);
-  end->call = wait;
-  end->call_data = h;
+  if (channel) { /* stream-ordered: no host wait */
+    gf_instr *call = gf_emit(e, GF_I_HOST_CALL);
+    call->call = channel_exchange;
+    call->call_data = h;
+  } else {
+    gf_emit(e, GF_I_HOST_SYNC)->other = instance->stream; /* the strips are packed */
+    gf_instr *start = gf_emit(e, GF_I_HOST_CALL);
+    start->call = post;
+    start->call_data = h;
+    gf_instr *end = gf_emit(e, GF_I_HOST_CALL);
+    end->call = wait;
+    end->call_data = h;
+  }
   gf_instr *unpack = gf_emit(e, GF_I_LAUNCH);
   memcpy(unpack->inst, instance->inst, sizeof unpack->inst);
   unpack->kernel = &gf_kernel_halo_unpack;

@@ -21,4 +21,11 @@ typedef struct gf_halo_task {
 
 extern const gf_task_kind gf_task_exchange_kind, gf_task_boundary_kind;
 
+/* `exchange.transport: channel` refused, at the key, when the run's ranks
+ * are not all on one node or the backend (when given) has no channels. */
+typedef struct gf_comm gf_comm;
+typedef struct gf_backend gf_backend;
+gf_status gf_halo_check_transport(const gf_workflow *wf, gf_comm *comm, const gf_backend *b,
+                                  gf_diag *diag);
+
 #endif

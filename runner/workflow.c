@@ -1645,9 +1645,21 @@ static gf_status load_exchange_overlap(loader *ld, yaml_node_t *key, yaml_node_t
   return get_bool(ld, value, &ld->wf->decomp.overlap);
 }
 
+const char *const gf_transport_names[2] = {"mpi", "channel"};
+
+/* Whether the run can use a channel is judged once the ranks and the
+ * backend are known (gf_halo_check_transport). */
+static gf_status load_exchange_transport(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                         void *target) {
+  (void)key, (void)target;
+  ld->wf->decomp.transport_loc = gf_load_loc(ld, value);
+  return get_choice(ld, value, "transport", gf_transport_names, 2, &ld->wf->decomp.transport);
+}
+
 static const gf_key_spec exchange_keys[] = {
     {"corners", 0, load_exchange_corners},
     {"overlap", 0, load_exchange_overlap},
+    {"transport", 0, load_exchange_transport},
 };
 
 static gf_status load_exchange(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {

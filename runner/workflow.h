@@ -132,6 +132,13 @@ typedef struct gf_boundary {
   gf_loc loc;
 } gf_boundary;
 
+/* `exchange.transport`: how ghost cells travel between ranks. */
+typedef enum gf_transport {
+  GF_TRANSPORT_MPI,     /* MPI messages from host (or GPU-aware) buffers */
+  GF_TRANSPORT_CHANNEL, /* a channel of the backend (backend.h): ranks on one node */
+} gf_transport;
+extern const char *const gf_transport_names[2];
+
 /* How the grid is split over the processes of an MPI run (decompose.h), and
  * how their ghost cells are exchanged. Loaded from `decomposition:` and
  * `exchange:`; the block this process holds is filled in by gf_decompose. */
@@ -141,6 +148,8 @@ typedef struct gf_decomposition {
   int gpu_aware; /* MPI sends from GPU memory: exchange buffers live there */
   int corners;   /* exchange.corners: the corner (diagonal) ghost cells too */
   int overlap;   /* exchange.overlap: interior work runs while ghost cells travel */
+  int transport; /* exchange.transport: GF_TRANSPORT_MPI or _CHANNEL (task_halo.c) */
+  gf_loc transport_loc;
   gf_loc exchange_loc;
   /* gf_decompose: this process's block. The grid's interior (cells at
    * least `halo` from its edges) is split along each axis as the seed

@@ -849,6 +849,137 @@ static void contract_event_query(const contract_ctx *c) {
   b->ops->destroy(b);
 }
 
+/* ---- rule 13: registered memory --------------------------------------- */
+
+/* Two ends of a channel in this process (another process's: mpi.sh and
+ * check.sh's runs with `exchange: {transport: channel}`). */
+static int contract_channel_pair(gf_backend *b, size_t bytes, gf_channel *ends[2]) {
+  gf_channel_handle h[2];
+  ends[0] = ends[1] = NULL;
+  for (int i = 0; i < 2; i++) {
+    gf_status st = gf_channel_create(b, bytes, &ends[i], &h[i]);
+    CHECK_INT(st, GF_OK);
+    if (st != GF_OK) {
+      fprintf(stderr, "  contract: registering a channel's memory: %s\n", b->error);
+      return 0;
+    }
+  }
+  for (int i = 0; i < 2; i++) {
+    gf_status st = gf_channel_connect(ends[i], &h[1 - i]);
+    CHECK_INT(st, GF_OK);
+    if (st != GF_OK) {
+      fprintf(stderr, "  contract: opening the peer's memory: %s\n", b->error);
+      return 0;
+    }
+  }
+  CHECK(gf_channel_peer_bytes(ends[0]) == bytes);
+  return 1;
+}
+
+/* Zero-filled; a value written into one end's region is read through the
+ * other's mapping (get) and a put lands in the peer's region; a put past the
+ * peer's region is refused with its sizes. */
+static void contract_channel_memory(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  if (!b->ops->channel_register) { /* a backend without channels keeps rule 13 trivially */
+    printf("  contract %s: no channels on this backend\n", c->label);
+    b->ops->destroy(b);
+    return;
+  }
+  enum { N = 1000 };
+  const size_t bytes = N * sizeof(uint32_t);
+  gf_stream *s = NULL;
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  gf_channel *ch[2];
+  uint32_t *in = NULL, *out = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&in), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&out), GF_OK);
+  if (contract_channel_pair(b, bytes, ch) && in && out) {
+    memset(out, 0xff, bytes);
+    CHECK_INT(b->ops->copy_async(b, s, out, gf_channel_inbox(ch[0]), bytes, contract_no_tag),
+              GF_OK);
+    CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+    int zero = 1;
+    for (int i = 0; i < N; i++) zero &= out[i] == 0;
+    CHECK(zero);
+    for (int i = 0; i < N; i++) in[i] = 0x9e3779b9u * (uint32_t)(i + 1);
+    CHECK_INT(b->ops->copy_async(b, s, gf_channel_inbox(ch[0]), in, bytes, contract_no_tag), GF_OK);
+    CHECK_INT(gf_channel_get(ch[1], s, out, 0, bytes, contract_no_tag), GF_OK);
+    CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+    CHECK(memcmp(in, out, bytes) == 0); /* end 1 reads end 0's region */
+    for (int i = 0; i < N; i++) in[i] = ~in[i];
+    CHECK_INT(gf_channel_put(ch[1], s, 8, in, bytes - 8, contract_no_tag), GF_OK);
+    CHECK_INT(b->ops->copy_async(b, s, out, gf_channel_inbox(ch[0]), bytes, contract_no_tag),
+              GF_OK);
+    CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+    CHECK(memcmp((unsigned char *)out + 8, in, bytes - 8) == 0); /* end 1's put, in end 0 */
+    CHECK(out[0] == ~in[0] && out[1] == ~in[1]);                 /* before the offset: kept */
+    b->error[0] = '\0';
+    CHECK_INT(gf_channel_put(ch[1], s, 8, in, bytes, contract_no_tag), GF_INTERNAL);
+    CHECK(strstr(b->error, "peer's region holds") != NULL);
+  }
+  gf_channel_free(ch[0]);
+  gf_channel_free(ch[1]);
+  b->ops->free(b, GF_SPACE_PINNED, in, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, out, NULL);
+  b->ops->destroy(b);
+}
+
+/* ---- rule 14: put, signal, wait ------------------------------------- */
+
+/* Stream A runs the slow chain, puts its ring fields into B's region and
+ * signals; stream B waits for the signal and reads its region. B issues its
+ * wait and read at once, while A's chain still runs: a wait that held
+ * nothing up reads the zeros the region was cleared to. Three rounds, the
+ * slot's value growing. */
+static void contract_channel_put_signal_wait(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  if (!b->ops->channel_register) {
+    b->ops->destroy(b);
+    return;
+  }
+  gf_stream *a = NULL, *s = NULL;
+  contract_wave w;
+  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  if (!contract_wave_open(b, c->n, &w)) return;
+  unsigned char *out = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w.bytes, NULL, (void **)&out), GF_OK);
+  gf_channel *ch[2];
+  if (out && contract_channel_pair(b, 3 * w.bytes, ch)) {
+    for (int round = 1; round <= 3; round++) {
+      for (int i = 0; i < 3; i++)
+        CHECK_INT(b->ops->copy_async(b, s, (unsigned char *)gf_channel_inbox(ch[1]) + i * w.bytes,
+                                     w.zeros, w.bytes, contract_no_tag),
+                  GF_OK);
+      CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+      memset(out, 0, 3 * w.bytes);
+      contract_wave_reset(b, a, &w);
+      contract_wave_chain(b, a, &w, c->steps);
+      for (int i = 0; i < 3; i++)
+        CHECK_INT(gf_channel_put(ch[0], a, i * w.bytes, w.f[i], w.bytes, contract_no_tag), GF_OK);
+      CHECK_INT(gf_channel_signal(ch[0], a, 2, (uint64_t)round, contract_no_tag), GF_OK);
+      CHECK_INT(gf_channel_wait(ch[1], s, 2, (uint64_t)round, contract_no_tag), GF_OK);
+      CHECK_INT(
+          b->ops->copy_async(b, s, out, gf_channel_inbox(ch[1]), 3 * w.bytes, contract_no_tag),
+          GF_OK);
+      CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+      char what[80];
+      snprintf(what, sizeof what, "B's region after waiting for A's signal, round %d", round);
+      contract_expect_ref(c, out, what);
+      CHECK_INT(b->ops->synchronize(b), GF_OK);
+    }
+    b->error[0] = '\0';
+    CHECK_INT(gf_channel_signal(ch[0], a, GF_CHANNEL_SLOTS, 1, contract_no_tag), GF_INTERNAL);
+    CHECK(strstr(b->error, "slot") != NULL);
+  }
+  gf_channel_free(ch[0]);
+  gf_channel_free(ch[1]);
+  b->ops->free(b, GF_SPACE_PINNED, out, NULL);
+  contract_wave_close(b, &w);
+  b->ops->destroy(b);
+}
+
 /* ---- the suite ------------------------------------------------------------ */
 
 #define CONTRACT_RUN(fn, ctx)                                       \
@@ -900,7 +1031,9 @@ static int gf_contract_run(gf_contract_open open, const char *label) {
   CONTRACT_RUN(contract_sink_reports, &ctx);
   CONTRACT_RUN(contract_scan_finite, &ctx);
   CONTRACT_RUN(contract_event_query, &ctx);
-  printf("  contract %s: %d of 12 rules broken\n", label, failed);
+  CONTRACT_RUN(contract_channel_memory, &ctx);
+  CONTRACT_RUN(contract_channel_put_signal_wait, &ctx);
+  printf("  contract %s: %d of 14 rules broken\n", label, failed);
   free(ctx.ref);
   return failed;
 }

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -495,11 +497,74 @@ static void test_openmp_threads_per_kernel(void) {
 }
 #endif
 
+/* Rule 13 across processes: a forked child (before this process has any
+ * thread) and the parent each register an inbox, swap handles through
+ * pipes, put a pattern into the other's inbox, signal, wait for the other's
+ * signal and read their own: each sees the other's pattern. Waits that never
+ * end are ended by alarm(). */
+static void channel_side(int in, int out, uint32_t mine, uint32_t theirs, int *ok) {
+  enum { N = 4096 };
+  const size_t bytes = N * sizeof(uint32_t);
+  gf_backend *b = backend_with(0, 0, 0);
+  gf_stream *s = NULL;
+  gf_channel *ch = NULL;
+  gf_channel_handle h, peer;
+  uint32_t *src = NULL, *dst = NULL;
+  *ok = b && b->ops->stream_create(b, &s) == GF_OK &&
+        b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&src) == GF_OK &&
+        b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&dst) == GF_OK &&
+        gf_channel_create(b, bytes, &ch, &h) == GF_OK &&
+        write(out, &h, sizeof h) == (ssize_t)sizeof h &&
+        read(in, &peer, sizeof peer) == (ssize_t)sizeof peer &&
+        gf_channel_connect(ch, &peer) == GF_OK;
+  if (*ok) {
+    for (int i = 0; i < N; i++) src[i] = mine * (uint32_t)(i + 1);
+    gf_tag tag = {-1, -1, -1};
+    *ok = gf_channel_put(ch, s, 0, src, bytes, tag) == GF_OK &&
+          gf_channel_signal(ch, s, 1, 1, tag) == GF_OK &&
+          gf_channel_wait(ch, s, 1, 1, tag) == GF_OK &&
+          b->ops->copy_async(b, s, dst, gf_channel_inbox(ch), bytes, tag) == GF_OK &&
+          b->ops->stream_synchronize(b, s) == GF_OK;
+    for (int i = 0; *ok && i < N; i++) *ok = dst[i] == theirs * (uint32_t)(i + 1);
+  }
+  if (!*ok && b) fprintf(stderr, "  channel between processes: %s\n", b->error);
+  /* The other side's put into this inbox came before its signal, which this
+   * side waited for; this side's put into the other's, before its own. */
+  char done = 1;
+  if (write(out, &done, 1) != 1 || read(in, &done, 1) != 1) *ok = 0;
+  gf_channel_free(ch);
+  if (b) {
+    b->ops->free(b, GF_SPACE_PINNED, src, NULL);
+    b->ops->free(b, GF_SPACE_PINNED, dst, NULL);
+    b->ops->destroy(b);
+  }
+}
+
+static void test_channel_between_processes(void) {
+  int to_child[2], to_parent[2];
+  CHECK(pipe(to_child) == 0 && pipe(to_parent) == 0);
+  alarm(60);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int ok = 0;
+    channel_side(to_child[0], to_parent[1], 0x9e3779b9u, 0x85ebca6bu, &ok);
+    _exit(ok ? 0 : 1);
+  }
+  int ok = 0, status = 0;
+  channel_side(to_parent[0], to_child[1], 0x85ebca6bu, 0x9e3779b9u, &ok);
+  CHECK(ok);
+  CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  alarm(0);
+  for (int i = 0; i < 2; i++) close(to_child[i]), close(to_parent[i]);
+}
+
 static gf_backend *open_cpu(int timing) {
   return backend_with(0, 0, timing);
 }
 
 int main(void) {
+  RUN(test_channel_between_processes); /* first: fork before any thread exists */
   RUN(test_identity);
   RUN(test_alloc_alignment_and_zero_bytes);
   RUN(test_alloc_failure);

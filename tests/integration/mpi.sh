@@ -3,7 +3,7 @@
 # backend): every decomposed run's output bit-identical to one process's,
 # which is bit-identical to an independent reference (blur_seed); the
 # boundary conditions, corners, uneven and explicit splits, overlap on and
-# off, wave2d; errors; a stop on one rank stops all; a killed rank ends the job.
+# off, wave2d, ghost cells over channels (exchange.transport); errors; a stop on one rank stops all; a killed rank ends the job.
 set -u
 gflow=$1
 blur_seed=$2
@@ -114,6 +114,44 @@ expect_exit 0 "wave2d on 4 ranks, batches of 5" -- mpi 4 run "${wave[@]}" \
 cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-batch/array_out.dat" && pass ||
   fail "wave2d on 4 ranks in batches of 5 differs from one process"
 
+echo "== exchange.transport channel (shared memory between the ranks): the bits of mpi and of one process"
+chan=(--set exchange.transport=channel)
+for np in 2 4; do
+  expect_exit 0 "blur over channels on $np ranks" -- mpi $np run $blur --quiet --out "$tmp/chan-$np" \
+    "${chan[@]}"
+  same "blur over channels, $np ranks" "$tmp/chan-$np" "$tmp/one-copy/x.dat"
+  cmp -s "$tmp/copy-$np/x.dat" "$tmp/chan-$np/x.dat" && pass ||
+    fail "blur over channels on $np ranks differs from transport mpi"
+  expect_exit 0 "periodic over channels on $np ranks" -- mpi $np run $blur --quiet \
+    --out "$tmp/chan-periodic-$np" --set grid.boundary=periodic "${chan[@]}"
+  same "periodic over channels, $np ranks" "$tmp/chan-periodic-$np" "$tmp/one-periodic/x.dat"
+done
+expect_exit 0 "channels, [1, 2] periodic" -- mpi 2 run $blur --quiet --out "$tmp/chan-periodic-12" \
+  --set grid.boundary=periodic --set 'decomposition=[1,2]' "${chan[@]}"
+same "channels, decomposition [1, 2] periodic (a rank's channel to itself)" \
+  "$tmp/chan-periodic-12" "$tmp/one-periodic/x.dat"
+expect_exit 0 "channels, one process, periodic" -- "$gflow" run $blur --quiet \
+  --out "$tmp/chan-periodic-1" --set grid.boundary=periodic "${chan[@]}"
+same "channels, one process (periodic: its own channel)" "$tmp/chan-periodic-1" "$tmp/one-periodic/x.dat"
+expect_exit 0 "channels, 3 ranks, sync" -- mpi 3 run $blur --quiet --out "$tmp/chan-sync" \
+  --set schedule=sync "${chan[@]}"
+same "channels, schedule sync, 3 ranks" "$tmp/chan-sync" "$tmp/one-copy/x.dat"
+expect_exit 0 "channels, 4 ranks, overlap off" -- mpi 4 run $blur --quiet --out "$tmp/chan-nooverlap" \
+  --set exchange.overlap=false "${chan[@]}"
+same "channels, overlap off, 4 ranks" "$tmp/chan-nooverlap" "$tmp/one-copy/x.dat"
+expect_exit 0 "wave2d over channels on 4 ranks (auto)" -- mpi 4 run "${wave[@]}" --set schedule=auto \
+  "${chan[@]}" --out "$tmp/wave-chan"
+cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-chan/array_out.dat" && pass ||
+  fail "wave2d over channels on 4 ranks differs from one process"
+leaked=""
+for f in /dev/shm/gflow-chan-*; do # gflow-chan-PID-N whose process is gone: a region nobody removed
+  [ -e "$f" ] || continue
+  pid=${f#/dev/shm/gflow-chan-}
+  pid=${pid%%-*}
+  kill -0 "$pid" 2>/dev/null || leaked="$leaked $f"
+done
+[ -z "$leaked" ] && pass || fail "shared memory left behind by channel runs:$leaked"
+
 echo "== the built-in kernels split over ranks (3-D, halo 4, point sources, a pattern field)"
 for wf in wave3d heat; do
   expect_exit 0 "$wf, one process" -- "$gflow" run "workflows/$wf.yaml" --quiet --set schedule=auto \
@@ -160,6 +198,9 @@ else
 fi
 
 echo "== errors"
+expect_exit 65 "an unknown transport" -- mpi 2 run $blur --quiet --out "$tmp/transport" \
+  --set exchange.transport=shm
+expect_contains "$err" "--set exchange.transport=shm:1:20: unknown transport 'shm'; expected one of: mpi, channel" "the transport is checked at the key"
 expect_exit 65 "decomposition for another rank count" -- mpi 3 run workflows/ghost_exchange.yaml \
   --set 'grid.shape=[44,44]' --out "$tmp/wrong"
 expect_contains "$err" "ghost_exchange.yaml:22:16: decomposition [2, 2] needs 4 ranks; this run has 3 (start it with mpirun -np 4, or change the decomposition)" "the rank count is refused at the key"

@@ -1,0 +1,52 @@
+/* channel.c - a channel's signal and wait on the CPU: a release store and
+ * acquire loads on shared memory, so the data a put wrote before a signal is
+ * seen after the wait. A wait spins for 50 us, then naps 20 us between
+ * looks, so ranks sharing cores (more ranks than cores) do not spin each
+ * other out. */
+#include "channel.h"
+
+#include <stdatomic.h>
+#include <time.h>
+
+#include "builtin.h"
+
+static void signal_run_cpu(const void *args) {
+  const gf_channel_slot_args *a = args;
+  atomic_store_explicit((_Atomic uint64_t *)a->slot, a->value, memory_order_release);
+}
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void wait_run_cpu(const void *args) {
+  const gf_channel_slot_args *a = args;
+  _Atomic uint64_t *slot = (_Atomic uint64_t *)a->slot;
+  if (atomic_load_explicit(slot, memory_order_acquire) >= a->value) return;
+  const int64_t spin_end = mono_ns() + 50000;
+  const struct timespec nap = {0, 20000};
+  while (atomic_load_explicit(slot, memory_order_acquire) < a->value)
+    if (mono_ns() > spin_end) nanosleep(&nap, NULL);
+}
+
+static const gf_param channel_params[] = {{NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL}};
+
+const gf_kernel gf_kernel_channel_signal = {
+    .name = "channel_signal",
+    .help = "stores a value into a channel's slot after the stream's earlier work",
+    .params = channel_params,
+    .args_size = sizeof(gf_channel_slot_args),
+    .run_cpu = signal_run_cpu,
+    .launch_gpu = GF_GPU_LAUNCHER(gf_channel_signal_launch_gpu),
+};
+
+const gf_kernel gf_kernel_channel_wait = {
+    .name = "channel_wait",
+    .help = "holds the stream until a channel's slot holds at least a value",
+    .params = channel_params,
+    .args_size = sizeof(gf_channel_slot_args),
+    .run_cpu = wait_run_cpu,
+    .launch_gpu = GF_GPU_LAUNCHER(gf_channel_wait_launch_gpu),
+};

@@ -1,0 +1,147 @@
+/* channel.c - a channel between two streams over registered memory
+ * (backend.h, rules 13 and 14), on any backend that registers memory.
+ *
+ * An end's region: `bytes` of data (its inbox), rounded up to 64, then
+ * GF_CHANNEL_SLOTS slots of 64 bytes each (a slot's 8-byte value alone on
+ * its cache line). Put and get are the backend's copies to and from the
+ * peer's region; signal and wait launch the one-thread kernels of
+ * kernels/channel.h on the peer's slot and on one's own.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "channel.h"
+
+#define SLOT_STRIDE 64
+
+struct gf_channel {
+  gf_backend *b;
+  size_t bytes, region;     /* inbox bytes; the whole region with its slots */
+  void *local;              /* this end's region */
+  gf_channel_handle handle; /* this end's */
+  gf_channel_handle peer;   /* the peer's, once connected */
+  void *remote;             /* the peer's region, once connected */
+  size_t peer_bytes;        /* the peer's inbox */
+};
+
+static size_t region_of(size_t bytes) {
+  return (bytes + SLOT_STRIDE - 1) / SLOT_STRIDE * SLOT_STRIDE + GF_CHANNEL_SLOTS * SLOT_STRIDE;
+}
+
+static uint64_t *slot_at(void *region, size_t bytes, int slot) {
+  return (uint64_t *)((unsigned char *)region + region_of(bytes) -
+                      (size_t)(GF_CHANNEL_SLOTS - slot) * SLOT_STRIDE);
+}
+
+static gf_status channel_fail(gf_backend *b, const char *what) {
+  snprintf(b->error, sizeof b->error, "%s", what);
+  return GF_INTERNAL;
+}
+
+gf_status gf_channel_create(gf_backend *b, size_t bytes, gf_channel **out,
+                            gf_channel_handle *handle) {
+  *out = NULL;
+  if (!b->ops->channel_register)
+    return channel_fail(b, "this backend has no registered memory for channels");
+  gf_channel *ch = gf_calloc(1, sizeof *ch);
+  if (!ch) return channel_fail(b, "out of memory: creating a channel");
+  ch->b = b;
+  ch->bytes = bytes;
+  ch->region = region_of(bytes);
+  gf_status st = b->ops->channel_register(b, ch->region, &ch->local, &ch->handle);
+  if (st != GF_OK) {
+    free(ch);
+    return st;
+  }
+  /* What the peer gets: the inbox's size, then the backend's handle
+   * (GF_CHANNEL_BACKEND_HANDLE_BYTES of it). */
+  memset(handle, 0, sizeof *handle);
+  uint64_t size = bytes;
+  memcpy(handle->bytes, &size, sizeof size);
+  memcpy(handle->bytes + sizeof size, ch->handle.bytes, GF_CHANNEL_HANDLE_BYTES - sizeof size);
+  *out = ch;
+  return GF_OK;
+}
+
+gf_status gf_channel_connect(gf_channel *ch, const gf_channel_handle *peer) {
+  gf_backend *b = ch->b;
+  if (ch->remote) return channel_fail(b, "internal: the channel is connected already");
+  uint64_t size = 0;
+  memcpy(&size, peer->bytes, sizeof size);
+  memset(&ch->peer, 0, sizeof ch->peer);
+  memcpy(ch->peer.bytes, peer->bytes + sizeof size, GF_CHANNEL_HANDLE_BYTES - sizeof size);
+  gf_status st = b->ops->channel_open(b, &ch->peer, &ch->remote);
+  if (st != GF_OK) return st;
+  ch->peer_bytes = (size_t)size;
+  return GF_OK;
+}
+
+void *gf_channel_inbox(const gf_channel *ch) {
+  return ch->local;
+}
+
+size_t gf_channel_peer_bytes(const gf_channel *ch) {
+  return ch->peer_bytes;
+}
+
+static gf_status check_region(gf_channel *ch, size_t offset, size_t bytes, const char *op) {
+  if (!ch->remote) {
+    snprintf(ch->b->error, sizeof ch->b->error, "channel %s before the channel is connected", op);
+    return GF_INTERNAL;
+  }
+  if (offset > ch->peer_bytes || bytes > ch->peer_bytes - offset) {
+    snprintf(ch->b->error, sizeof ch->b->error,
+             "channel %s of %zu bytes at offset %zu: the peer's region holds %zu", op, bytes,
+             offset, ch->peer_bytes);
+    return GF_INTERNAL;
+  }
+  return GF_OK;
+}
+
+gf_status gf_channel_put(gf_channel *ch, gf_stream *s, size_t offset, const void *src, size_t bytes,
+                         gf_tag tag) {
+  gf_status st = check_region(ch, offset, bytes, "put");
+  if (st != GF_OK || bytes == 0) return st;
+  return ch->b->ops->copy_async(ch->b, s, (unsigned char *)ch->remote + offset, src, bytes, tag);
+}
+
+gf_status gf_channel_get(gf_channel *ch, gf_stream *s, void *dst, size_t offset, size_t bytes,
+                         gf_tag tag) {
+  gf_status st = check_region(ch, offset, bytes, "get");
+  if (st != GF_OK || bytes == 0) return st;
+  return ch->b->ops->copy_async(ch->b, s, dst, (unsigned char *)ch->remote + offset, bytes, tag);
+}
+
+static gf_status slot_op(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag,
+                         int signal) {
+  if (slot < 0 || slot >= GF_CHANNEL_SLOTS) {
+    snprintf(ch->b->error, sizeof ch->b->error, "channel slot %d is not one of 0 to %d", slot,
+             GF_CHANNEL_SLOTS - 1);
+    return GF_INTERNAL;
+  }
+  if (signal && !ch->remote)
+    return channel_fail(ch->b, "channel signal before the channel is connected");
+  gf_channel_slot_args args = {
+      signal ? slot_at(ch->remote, ch->peer_bytes, slot) : slot_at(ch->local, ch->bytes, slot),
+      value};
+  return ch->b->ops->launch(ch->b, s, signal ? &gf_kernel_channel_signal : &gf_kernel_channel_wait,
+                            &args, tag);
+}
+
+gf_status gf_channel_signal(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag) {
+  return slot_op(ch, s, slot, value, tag, 1);
+}
+
+gf_status gf_channel_wait(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag) {
+  return slot_op(ch, s, slot, value, tag, 0);
+}
+
+void gf_channel_free(gf_channel *ch) {
+  if (!ch) return;
+  gf_backend *b = ch->b;
+  if (ch->remote) b->ops->channel_close(b, &ch->peer, ch->remote);
+  b->ops->channel_unregister(b, &ch->handle, ch->local);
+  free(ch);
+}

@@ -1,0 +1,208 @@
+/* channel_bench.c - the seed's bidirectional copy (MSCCL++'s MemoryChannel
+ * tutorial, seed 004) through gflow's channel (backend.h) and through the
+ * plain way, side by side, between two ranks (mpirun -np 2):
+ *
+ *   channel   each iteration, each rank puts `bytes` into the other's
+ *             registered memory, signals, and waits for the other's signal
+ *             (gf_channel_put, _signal, _wait on one stream): the seed's loop
+ *   peer copy GPU: hipMemcpyPeerAsync into the other rank's memory (opened
+ *             through its IPC handle), back to back on a stream, the two
+ *             ranks meeting only before and after the loop (the copy engine's
+ *             bound, no handshake per iteration); CPU: an MPI exchange per
+ *             iteration (MPI_Irecv + MPI_Isend + wait, through comm.c)
+ *
+ * BW = bytes / (elapsed time per iteration), in GB/s (10^9), the seed's
+ * formula (134217728 B at 0.388549 ms/iter is its 345.433 GB/s); elapsed is
+ * the slower rank's, best of `repeat`. With --gpus 1 both ranks share GPU 0
+ * (IPC on one device); with --gpus 2 rank r takes GPU r (issue 15's figures).
+ *
+ *   mpirun -np 2 channel_bench [--backend gpu|cpu] [--gpus N] [--repeat R] [--scale S]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "comm.h"
+
+#ifdef GFLOW_WITH_GPU
+#include "gf_hip.h"
+#endif
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(gf_comm *comm, const char *what, const char *why) {
+  fprintf(stderr, "channel_bench: rank %d: %s: %s\n", gf_comm_rank(comm), what, why);
+  gf_comm_abort(comm, 1);
+  exit(1);
+}
+
+/* Swaps `bytes` with the other rank (blocking). */
+static void swap(gf_comm *comm, gf_comm_batch *batch, const void *mine, void *theirs,
+                 size_t bytes) {
+  int peer = 1 - gf_comm_rank(comm);
+  gf_comm_message send = {peer, 7, (void *)mine, bytes}, recv = {peer, 7, theirs, bytes};
+  char why[256];
+  if (gf_comm_post(comm, batch, &recv, 1, &send, 1, why, sizeof why) != GF_OK ||
+      gf_comm_wait(comm, batch, why, sizeof why) != GF_OK)
+    die(comm, "exchanging with the other rank", why);
+}
+
+typedef struct bench {
+  gf_comm *comm;
+  gf_comm_batch *batch;
+  gf_backend *b;
+  gf_stream *s;
+  int gpu, device, peer_device;
+  void *src;                /* `max` bytes this rank sends */
+  gf_channel *ch;           /* inbox of `max` bytes */
+  uint64_t signals;         /* the slot's value so far */
+  gf_channel_handle peer_h; /* the peer-copy target: the other rank's registered region */
+  gf_channel_handle mine_h;
+  void *mine, *remote;
+  void *host; /* CPU baseline: the receive buffer */
+} bench;
+
+/* Seconds per iteration of `iters` channel iterations, this rank. */
+static double run_channel(bench *x, size_t bytes, int iters) {
+  gf_tag tag = {-1, -1, -1};
+  gf_comm_barrier(x->comm);
+  double t0 = now_s();
+  for (int i = 0; i < iters; i++) {
+    x->signals++;
+    if (gf_channel_put(x->ch, x->s, 0, x->src, bytes, tag) != GF_OK ||
+        gf_channel_signal(x->ch, x->s, 0, x->signals, tag) != GF_OK ||
+        gf_channel_wait(x->ch, x->s, 0, x->signals, tag) != GF_OK)
+      die(x->comm, "channel", x->b->error);
+  }
+  if (x->b->ops->stream_synchronize(x->b, x->s) != GF_OK) die(x->comm, "synchronize", x->b->error);
+  return (now_s() - t0) / iters;
+}
+
+/* Seconds per iteration of the baseline, this rank. */
+static double run_baseline(bench *x, size_t bytes, int iters) {
+  gf_comm_barrier(x->comm);
+  double t0 = now_s();
+  if (x->gpu) {
+#ifdef GFLOW_WITH_GPU
+    static hipStream_t stream;
+    hipError_t err = stream ? hipSuccess : hipStreamCreateWithFlags(&stream, hipStreamNonBlocking);
+    if (err == hipSuccess) t0 = now_s();
+    for (int i = 0; i < iters && err == hipSuccess; i++)
+      err = hipMemcpyPeerAsync(x->remote, x->peer_device, x->src, x->device, bytes, stream);
+    if (err == hipSuccess) err = hipStreamSynchronize(stream);
+    if (err != hipSuccess) die(x->comm, "hipMemcpyPeerAsync", hipGetErrorString(err));
+#endif
+    gf_comm_barrier(x->comm); /* both copies have landed */
+  } else {
+    int peer = 1 - gf_comm_rank(x->comm);
+    char why[256];
+    for (int i = 0; i < iters; i++) {
+      gf_comm_message send = {peer, 9, x->src, bytes}, recv = {peer, 9, x->host, bytes};
+      if (gf_comm_post(x->comm, x->batch, &recv, 1, &send, 1, why, sizeof why) != GF_OK ||
+          gf_comm_wait(x->comm, x->batch, why, sizeof why) != GF_OK)
+        die(x->comm, "MPI exchange", why);
+    }
+  }
+  return (now_s() - t0) / iters;
+}
+
+int main(int argc, char **argv) {
+  gf_diag diag;
+  gf_diag_init(&diag, "channel_bench", NULL);
+  gf_comm *comm = NULL;
+  if (gf_comm_create(&argc, &argv, &diag, &comm) != GF_OK) return 70;
+  const char *backend = "gpu";
+  int gpus = 1, repeat = 5;
+  double scale = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--backend"))
+      backend = argv[i + 1];
+    else if (!strcmp(argv[i], "--gpus"))
+      gpus = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--repeat"))
+      repeat = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--scale"))
+      scale = atof(argv[i + 1]);
+    else
+      die(comm, "unknown option", argv[i]);
+  }
+  if (gf_comm_size(comm) != 2)
+    die(comm, "usage", "run it as two ranks: mpirun -np 2 channel_bench");
+  if (gpus < 1 || repeat < 1 || scale <= 0) die(comm, "usage", "--gpus >= 1, --repeat >= 1");
+  int rank = gf_comm_rank(comm);
+  bench x = {.comm = comm};
+  x.gpu = strcmp(backend, "cpu") != 0;
+  x.device = rank % gpus;
+  x.peer_device = (1 - rank) % gpus;
+  gf_backend_options options = {.device = x.device};
+  char why[256] = "";
+  gf_status st = x.gpu ? gf_backend_gpu_create(&options, &x.b, why, sizeof why)
+                       : gf_backend_cpu_create(&options, &x.b);
+  if (st != GF_OK) die(comm, "no backend", why);
+  if (gf_comm_batch_create(2, &x.batch) != GF_OK) die(comm, "batch", "out of memory");
+  const size_t sizes[] = {1024, (size_t)1 << 20, (size_t)128 << 20};
+  const int iters[] = {2000, 500, 20};
+  const size_t max = sizes[2];
+  gf_backend *b = x.b;
+  if (b->ops->stream_create(b, &x.s) != GF_OK ||
+      b->ops->alloc(b, GF_SPACE_DEVICE, max, NULL, &x.src) != GF_OK)
+    die(comm, "setting up", b->error);
+  if (!x.gpu && !(x.host = malloc(max))) die(comm, "setting up", "out of memory");
+  /* The channel: each rank's inbox, handles swapped through MPI. */
+  gf_channel_handle mine, theirs;
+  if (gf_channel_create(b, max, &x.ch, &mine) != GF_OK) die(comm, "registering", b->error);
+  swap(comm, x.batch, &mine, &theirs, sizeof mine);
+  if (gf_channel_connect(x.ch, &theirs) != GF_OK) die(comm, "opening the peer's inbox", b->error);
+  /* The peer copy's target: another registered region, opened by the other rank. */
+  if (x.gpu) {
+    if (b->ops->channel_register(b, max, &x.mine, &x.mine_h) != GF_OK)
+      die(comm, "registering", b->error);
+    swap(comm, x.batch, &x.mine_h, &x.peer_h, sizeof x.mine_h);
+    if (b->ops->channel_open(b, &x.peer_h, &x.remote) != GF_OK)
+      die(comm, "opening the peer's region", b->error);
+  }
+  const char *base = x.gpu ? "hipMemcpyPeerAsync" : "MPI Isend/Irecv";
+  if (rank == 0) {
+    printf("%s\n2 ranks, %s, best of %d; BW = bytes / (ms per iteration), GB/s\n", b->description,
+           x.gpu ? (gpus == 1 ? "both on GPU 0 (IPC on one device)" : "one GPU each")
+                 : "shared memory",
+           repeat);
+    printf("%-12s %14s %12s %14s %12s %10s\n", "bytes", "channel ms", "channel BW", "baseline ms",
+           "baseline BW", "ratio");
+  }
+  for (int k = 0; k < 3; k++) {
+    int n = (int)(iters[k] * scale) > 2 ? (int)(iters[k] * scale) : 2;
+    double best[2] = {1e30, 1e30};
+    run_channel(&x, sizes[k], n / 10 + 1); /* warm-up */
+    run_baseline(&x, sizes[k], n / 10 + 1);
+    for (int r = 0; r < repeat; r++) {
+      double t[2] = {run_channel(&x, sizes[k], n), run_baseline(&x, sizes[k], n)};
+      gf_comm_max(comm, t, 2); /* the slower rank's */
+      for (int m = 0; m < 2; m++)
+        if (t[m] < best[m]) best[m] = t[m];
+    }
+    if (rank == 0)
+      printf("%-12zu %14.6f %12.3f %14.6f %12.3f %10.3f\n", sizes[k], best[0] * 1e3,
+             (double)sizes[k] / best[0] / 1e9, best[1] * 1e3, (double)sizes[k] / best[1] / 1e9,
+             best[1] / best[0]);
+  }
+  if (rank == 0) printf("baseline: %s; ratio: channel BW / baseline BW\n", base);
+  gf_comm_barrier(comm); /* no rank still writes into another's memory */
+  if (x.remote) b->ops->channel_close(b, &x.peer_h, x.remote);
+  if (x.mine) b->ops->channel_unregister(b, &x.mine_h, x.mine);
+  gf_channel_free(x.ch);
+  b->ops->free(b, GF_SPACE_DEVICE, x.src, NULL);
+  free(x.host);
+  b->ops->stream_destroy(b, x.s);
+  b->ops->destroy(b);
+  gf_comm_batch_free(x.batch);
+  gf_comm_free(comm);
+  return 0;
+}

@@ -59,6 +59,18 @@
  *     holds at least `value`, and that work then sees everything the
  *     signalling stream did before the signal, its puts included
  *                                         [contract_channel_put_signal_wait].
+ * 15. (backends with graphs: graph_capture_begin set) between
+ *     graph_capture_begin and graph_capture_end on a stream, the operations
+ *     issued to it, and to every stream that waited for an event recorded on
+ *     a capturing stream since, are recorded and not run; graph_capture_end
+ *     ends the capture on all of those streams and returns a graph of them,
+ *     which graph_launch runs on the stream the capture began on, after the
+ *     work issued to it before, as one operation that work issued after it
+ *     on that stream waits for, with
+ *     the same ordering between the recorded operations as if they had been
+ *     issued then; a graph can be launched again and again; a capture that
+ *     reuses a graph of the same operations (other arguments) updates it in
+ *     place                                         [contract_graph_replay].
  * The caller adds to a failure which task, stream and step it was.
  */
 #ifndef GF_BACKEND_H
@@ -74,6 +86,7 @@
 typedef struct gf_backend gf_backend;
 typedef struct gf_stream gf_stream;
 typedef struct gf_event gf_event;
+typedef struct gf_graph gf_graph;
 
 /* What an operation belongs to, for timing and for error messages. */
 typedef struct gf_tag {
@@ -225,6 +238,19 @@ typedef struct gf_backend_ops {
   gf_status (*channel_open)(gf_backend *b, const gf_channel_handle *handle, void **remote);
   void (*channel_close)(gf_backend *b, const gf_channel_handle *handle, void *remote);
   void (*channel_unregister)(gf_backend *b, const gf_channel_handle *handle, void *local);
+
+  /* Optional (NULL: this backend has no graphs). Stream capture (rule 15),
+   * the ground of the graph schedule: the GPU backend's is HIP's stream
+   * capture into a graph instantiated once and updated in place
+   * (hipGraphExecUpdate) when `reuse` has the same nodes; the CPU backend's
+   * a recorded list of its queue entries, issued again at each launch.
+   * graph_capture_end: *out is `reuse` when it was updated, else a new graph
+   * (`reuse` untouched, still the caller's); on failure the capture is over
+   * and *out NULL. Work captured must not be timed (options.timing off). */
+  gf_status (*graph_capture_begin)(gf_backend *b, gf_stream *origin);
+  gf_status (*graph_capture_end)(gf_backend *b, gf_stream *origin, gf_graph *reuse, gf_graph **out);
+  gf_status (*graph_launch)(gf_backend *b, gf_graph *graph, gf_stream *s);
+  void (*graph_destroy)(gf_backend *b, gf_graph *graph);
 } gf_backend_ops;
 
 struct gf_backend {
@@ -234,6 +260,7 @@ struct gf_backend {
   char error[512];                    /* cause of the last failure */
   gf_op_sink sink;                    /* set by the caller; report NULL: none */
   int can_run_kernels_on_host_memory; /* 1 on the CPU backend */
+  int graphs; /* 1: graph_* may capture now (a GPU timing its operations cannot) */
 };
 
 typedef struct gf_backend_options {

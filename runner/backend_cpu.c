@@ -11,6 +11,12 @@
  * The numerical guard's scan (scan_finite) is a queue entry too: the worker
  * runs it as an OpenMP-parallel pass over the values, like a kernel.
  *
+ * A graph (rule 15) is a recorded list of queue entries, event records and
+ * waits: while a stream captures, what would be queued on it is appended to
+ * the graph instead, and a launch of the graph issues the list again, in
+ * order, to the same streams (the records and waits recorded anew, so each
+ * replay orders its own work).
+ *
  * Timing (options->timing and a sink installed): the worker reads
  * CLOCK_MONOTONIC around each launch and copy the sink wants timed (asked
  * when it is issued) and reports it to the sink from its own thread, before
@@ -23,6 +29,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +91,27 @@ typedef struct cpu_op {
 
 typedef struct cpu_backend cpu_backend;
 
+/* One recorded step of a graph: a queue entry for `stream`, or an event
+ * record or wait on it. */
+typedef enum cpu_graph_step_kind {
+  CPU_STEP_OP,
+  CPU_STEP_RECORD,
+  CPU_STEP_WAIT
+} cpu_graph_step_kind;
+typedef struct cpu_graph_step {
+  cpu_graph_step_kind kind;
+  gf_stream *stream;
+  gf_event *event;
+  cpu_op op;
+} cpu_graph_step;
+
+struct gf_graph {
+  cpu_graph_step *steps;
+  size_t count, capacity;
+  int out_of_memory; /* a step could not be recorded: capture_end fails */
+  cpu_op scratch;    /* what stream_reserve hands out then */
+};
+
 struct gf_stream {
   cpu_backend *backend;
   pthread_t thread;
@@ -102,12 +130,14 @@ struct gf_stream {
   int64_t wake_at;           /* the least ticket a sleeping waiter needs; INT64_MAX when none */
   _Atomic int64_t completed; /* written under `lock`, read without it when spinning */
   int stopping;
+  gf_graph *capture;      /* not NULL: entries go to this graph, not the queue */
   gf_stream *prev, *next; /* the backend's list */
 };
 
 struct gf_event {
   gf_stream *stream; /* NULL until recorded: an unrecorded event is complete */
   int64_t ticket;
+  gf_graph *captured; /* recorded while this graph captures: a wait on it joins the capture */
   gf_event *prev, *next;
 };
 
@@ -305,9 +335,32 @@ static void *stream_worker(void *arg) {
   return NULL;
 }
 
+/* Appends a step to a graph; out of memory, the graph's scratch step. */
+static cpu_graph_step *graph_append(gf_graph *g, cpu_graph_step_kind kind, gf_stream *s) {
+  static cpu_graph_step lost;
+  if (g->count == g->capacity) {
+    size_t capacity = g->capacity ? 2 * g->capacity : 64;
+    cpu_graph_step *steps = gf_realloc(g->steps, capacity * sizeof *steps);
+    if (!steps) {
+      g->out_of_memory = 1;
+      return &lost;
+    }
+    g->steps = steps;
+    g->capacity = capacity;
+  }
+  cpu_graph_step *step = &g->steps[g->count++];
+  step->kind = kind;
+  step->stream = s;
+  step->event = NULL;
+  step->op.timed = 0;
+  return step;
+}
+
 /* Returns a free slot with `s->lock` held, after waiting for one while the
- * queue is full (the host's backpressure). Finish with stream_commit(). */
+ * queue is full (the host's backpressure), or, while `s` captures, a step
+ * of its graph. Finish with stream_commit(). */
 static cpu_op *stream_reserve(gf_stream *s) {
+  if (s->capture) return &graph_append(s->capture, CPU_STEP_OP, s)->op;
   pthread_mutex_lock(&s->lock);
   while (s->count == s->capacity) {
     s->space_waiters++;
@@ -320,6 +373,7 @@ static cpu_op *stream_reserve(gf_stream *s) {
 }
 
 static void stream_commit(gf_stream *s) {
+  if (s->capture) return;
   s->count++;
   s->submitted++;
   pthread_cond_signal(&s->work);
@@ -432,6 +486,11 @@ static void cpu_event_destroy(gf_backend *b, gf_event *e) {
 
 static gf_status cpu_event_record(gf_backend *b, gf_event *e, gf_stream *s) {
   (void)b;
+  if (s->capture) {
+    graph_append(s->capture, CPU_STEP_RECORD, s)->event = e;
+    e->captured = s->capture;
+    return GF_OK;
+  }
   pthread_mutex_lock(&s->lock);
   int64_t ticket = s->submitted;
   pthread_mutex_unlock(&s->lock);
@@ -442,6 +501,11 @@ static gf_status cpu_event_record(gf_backend *b, gf_event *e, gf_stream *s) {
 
 static gf_status cpu_stream_wait_event(gf_backend *b, gf_stream *s, gf_event *e) {
   (void)b;
+  if (!s->capture && e->captured) s->capture = e->captured; /* `s` joins the capture */
+  if (s->capture) {
+    graph_append(s->capture, CPU_STEP_WAIT, s)->event = e;
+    return GF_OK;
+  }
   gf_stream *target = e->stream;
   int64_t ticket = e->ticket;
   /* In-order execution already satisfies a wait on the stream's own work. */
@@ -587,6 +651,76 @@ static void cpu_destroy(gf_backend *b) {
   free(cb);
 }
 
+/* ---- graphs ------------------------------------------------------------ */
+
+static gf_status cpu_graph_capture_begin(gf_backend *b, gf_stream *origin) {
+  if (origin->capture) return cpu_fail(b, "graph capture: the stream is capturing already");
+  gf_graph *g = gf_calloc(1, sizeof *g);
+  if (!g) return cpu_fail(b, "out of memory: starting a graph capture");
+  origin->capture = g;
+  return GF_OK;
+}
+
+static void cpu_graph_destroy(gf_backend *b, gf_graph *g) {
+  (void)b;
+  if (!g) return;
+  free(g->steps);
+  free(g);
+}
+
+static gf_status cpu_graph_capture_end(gf_backend *b, gf_stream *origin, gf_graph *reuse,
+                                       gf_graph **out) {
+  cpu_backend *cb = cpu_of(b);
+  gf_graph *g = origin->capture;
+  *out = NULL;
+  if (!g) return cpu_fail(b, "graph capture: the stream is not capturing");
+  pthread_mutex_lock(&cb->lock);
+  for (gf_stream *s = cb->streams; s; s = s->next)
+    if (s->capture == g) s->capture = NULL;
+  for (gf_event *e = cb->events; e; e = e->next)
+    if (e->captured == g) e->captured = NULL;
+  pthread_mutex_unlock(&cb->lock);
+  if (g->out_of_memory) {
+    cpu_graph_destroy(b, g);
+    return cpu_fail(b, "out of memory: recording a graph");
+  }
+  if (reuse) { /* the same operations with other arguments: take the new list */
+    free(reuse->steps);
+    reuse->steps = g->steps;
+    reuse->count = g->count;
+    reuse->capacity = g->capacity;
+    free(g);
+    g = reuse;
+  }
+  *out = g;
+  return GF_OK;
+}
+
+static gf_status cpu_graph_launch(gf_backend *b, gf_graph *g, gf_stream *s) {
+  (void)s; /* the steps name their streams, the first the capture's origin */
+  for (size_t i = 0; i < g->count; i++) {
+    const cpu_graph_step *step = &g->steps[i];
+    switch (step->kind) {
+      case CPU_STEP_OP: {
+        cpu_op *op = stream_reserve(step->stream);
+        size_t size = step->op.kind == CPU_OP_KERNEL
+                          ? offsetof(cpu_op, kernel.args) + step->op.kernel.kernel->args_size
+                          : sizeof *op;
+        memcpy(op, &step->op, size);
+        stream_commit(step->stream);
+        break;
+      }
+      case CPU_STEP_RECORD:
+        cpu_event_record(b, step->event, step->stream);
+        break;
+      case CPU_STEP_WAIT:
+        cpu_stream_wait_event(b, step->stream, step->event);
+        break;
+    }
+  }
+  return GF_OK;
+}
+
 /* ---- registered memory (channels) -------------------------------------- */
 
 /* A region is a POSIX shared memory object, /gflow-chan-PID-N, mapped shared.
@@ -692,6 +826,10 @@ static const gf_backend_ops cpu_ops = {
     .channel_open = cpu_channel_open,
     .channel_close = cpu_channel_close,
     .channel_unregister = cpu_channel_unregister,
+    .graph_capture_begin = cpu_graph_capture_begin,
+    .graph_capture_end = cpu_graph_capture_end,
+    .graph_launch = cpu_graph_launch,
+    .graph_destroy = cpu_graph_destroy,
 };
 
 /* "4.5" for the _OPENMP date the compiler defines. */
@@ -717,6 +855,7 @@ gf_status gf_backend_cpu_create(const gf_backend_options *options, gf_backend **
   cb->base.ops = &cpu_ops;
   cb->base.name = "cpu";
   cb->base.can_run_kernels_on_host_memory = 1;
+  cb->base.graphs = 1;
   cb->threads = options ? options->threads : 0;
   cb->queue_depth =
       options && options->queue_depth > 0 ? options->queue_depth : CPU_DEFAULT_QUEUE_DEPTH;

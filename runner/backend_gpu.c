@@ -760,6 +760,59 @@ static void gpu_channel_unregister(gf_backend *b, const gf_channel_handle *handl
   (void)b;
 }
 
+/* ---- graphs ------------------------------------------------------------ */
+
+/* Thread-local capture: the writer thread's calls (event waits, copies of
+ * its own) go on while the executor captures. */
+struct gf_graph {
+  hipGraphExec_t exec;
+};
+
+static gf_status gpu_graph_capture_begin(gf_backend *b, gf_stream *origin) {
+  GPU_CHECK(b, hipStreamBeginCapture, (origin->hip, hipStreamCaptureModeThreadLocal));
+  return GF_OK;
+}
+
+static void gpu_graph_destroy(gf_backend *b, gf_graph *g) {
+  (void)b;
+  if (!g) return;
+  (void)hipGraphExecDestroy(g->exec);
+  free(g);
+}
+
+static gf_status gpu_graph_capture_end(gf_backend *b, gf_stream *origin, gf_graph *reuse,
+                                       gf_graph **out) {
+  *out = NULL;
+  hipGraph_t graph = NULL;
+  GPU_CHECK(b, hipStreamEndCapture, (origin->hip, &graph));
+  if (reuse) {
+    hipGraphNode_t failed_node = NULL;
+    hipGraphExecUpdateResult result;
+    if (hipGraphExecUpdate(reuse->exec, graph, &failed_node, &result) == hipSuccess) {
+      (void)hipGraphDestroy(graph);
+      *out = reuse;
+      return GF_OK;
+    }
+    (void)hipGetLastError(); /* another shape: instantiate it */
+  }
+  gf_graph *g = gf_calloc(1, sizeof *g);
+  hipError_t err = g ? hipGraphInstantiateWithFlags(&g->exec, graph, 0) : hipErrorOutOfMemory;
+  if (err == hipSuccess) err = hipGraphUpload(g->exec, origin->hip);
+  (void)hipGraphDestroy(graph);
+  if (err != hipSuccess) {
+    if (g && g->exec) (void)hipGraphExecDestroy(g->exec);
+    free(g);
+    return gpu_fail(b, "hipGraphInstantiateWithFlags", err);
+  }
+  *out = g;
+  return GF_OK;
+}
+
+static gf_status gpu_graph_launch(gf_backend *b, gf_graph *g, gf_stream *s) {
+  GPU_CHECK(b, hipGraphLaunch, (g->exec, s->hip));
+  return GF_OK;
+}
+
 static const gf_backend_ops gpu_ops = {
     .stream_create = gpu_stream_create,
     .stream_destroy = gpu_stream_destroy,
@@ -784,6 +837,10 @@ static const gf_backend_ops gpu_ops = {
     .channel_open = gpu_channel_open,
     .channel_close = gpu_channel_close,
     .channel_unregister = gpu_channel_unregister,
+    .graph_capture_begin = gpu_graph_capture_begin,
+    .graph_capture_end = gpu_graph_capture_end,
+    .graph_launch = gpu_graph_launch,
+    .graph_destroy = gpu_graph_destroy,
 };
 
 /* ---- creation --------------------------------------------------------- */
@@ -912,6 +969,7 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
 
   g->base.ops = &gpu_ops;
   g->base.name = "gpu";
+  g->base.graphs = !g->timing_on;
   g->base.can_run_kernels_on_host_memory = 0;
   snprintf(g->base.description, sizeof g->base.description,
            "GPU %d: %.160s, %.1f GiB, PCI %04x:%02x:%02x.0", device, props.name,

@@ -70,6 +70,50 @@ static void host_states_release(gf_host_ctx *ctx, int ntasks) {
   ctx->release = NULL;
 }
 
+/* schedule: graph. The capturable instructions (between the program's
+ * capture markers) are not issued as the loop meets them: they wait in
+ * `pending` until something else must happen (a host instruction, the
+ * fence, the check, a checkpoint, the end), and then the run of them is
+ * launched as one graph. A run is known by what its instructions do: kind,
+ * stream, event, addresses and bytes, kernel and the bytes of its argument
+ * struct with this step's scalars. The graph of the same run is launched
+ * again as it is; a run of the same shape (the same instructions, other
+ * scalars or addresses) is captured again and updates that graph in place;
+ * a new shape is captured and instantiated (at most REPLAY_CACHE graphs are
+ * kept, the least recently used goes). */
+#define REPLAY_CACHE 16
+#define REPLAY_MAX_INSTRS 4096
+
+typedef struct replay_graph {
+  gf_graph *graph;
+  unsigned char *key; /* the run's instructions (replay_defer) */
+  size_t key_len;
+  uint64_t hash;
+  int64_t used; /* the launch count when last launched */
+} replay_graph;
+
+typedef struct replay {
+  int on;
+  const char *off_why; /* the schedule is graph but replay is off: why */
+  struct {
+    const gf_instr *in;
+    int64_t n;
+    size_t args; /* where its argument struct lies in `key` */
+  } * pending;
+  int npending, pending_cap;
+  unsigned char *key;
+  size_t key_len, key_cap;
+  replay_graph cache[REPLAY_CACHE];
+  gf_event *fork, *done; /* the capture's first record; recorded after each launch */
+  gf_event **join;       /* [stream]: its part of a capture, joined back at the end */
+  gf_event **catch_up;   /* [stream]: its own work, waited for before a launch */
+  char *dirty;           /* [stream]: work issued since the last launch waited for it */
+  char *joined;          /* [stream]: part of the capture or launch at hand */
+  char *recorded_here;   /* [event]: recorded in the capture at hand */
+  char *in_graph;        /* [event]: last recorded in a launched graph */
+  int64_t launches, captures, instantiations, updates;
+} replay;
+
 typedef struct run {
   const gf_workflow *wf;
   gf_plan *plan;
@@ -127,6 +171,7 @@ typedef struct run {
   int64_t *flushed_through;      /* [file]: a batched output's planes of steps up to this one are
                                     in the file (or, restarted, are the first run's) */
   int64_t *batch_planes;         /* scratch for a batch's planes and steps: 2 x the largest */
+  replay replay;                 /* schedule: graph */
 } run;
 
 static int64_t now_ns(void) {
@@ -364,11 +409,8 @@ static gf_status flush_batches(run *r, int64_t n) {
   return GF_OK;
 }
 
-static gf_status issue(run *r, const gf_instr *in, int64_t n) {
-  gf_backend *b = r->b;
-  gf_stream *stream = in->stream >= 0 ? r->streams[in->stream] : NULL;
-  gf_tag tag = {in->task, n, in->stream};
-  gf_status st;
+/* What the report counts of an instruction issued or replayed. */
+static void count_instr(run *r, const gf_instr *in, int64_t n) {
   if (in->starts_task) {
     r->task_ops++;
     if (r->sample > 1) {
@@ -381,19 +423,27 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
     }
     r->count[in->task]++;
   }
-  if (r->trace) trace_dependencies(r, in, n);
+  if (in->kind == GF_I_LAUNCH) {
+    r->kernel_calls++;
+    r->points += (double)in->points;
+    r->kernel_bytes += (double)in->points * in->kernel->bytes_per_point;
+  }
+}
+
+/* Carries out an instruction whose launch arguments are set. */
+static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
+  gf_backend *b = r->b;
+  gf_stream *stream = in->stream >= 0 ? r->streams[in->stream] : NULL;
+  gf_tag tag = {in->task, n, in->stream};
+  gf_status st;
   switch (in->kind) {
     case GF_I_LAUNCH:
-      if ((st = set_params(r, in, n)) != GF_OK) return st;
       for (int i = 0; i < in->ntemps; i++) /* this step's scratch fields */
         memcpy((unsigned char *)in->args + in->temps[i].offset, &r->temps[in->temps[i].temp],
                sizeof(void *));
       if (r->trace)
         gf_trace_launch_args(r->trace, (gf_trace_key){in->task, n, in->stream, GF_TIMED_LAUNCH},
                              in->kernel, in->args);
-      r->kernel_calls++;
-      r->points += (double)in->points;
-      r->kernel_bytes += (double)in->points * in->kernel->bytes_per_point;
       if (b->ops->launch(b, stream, in->kernel, in->args, tag) != GF_OK)
         return device_failure(r, in, n, "kernel launch");
       return GF_OK;
@@ -458,6 +508,300 @@ static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   return GF_OK;
 }
 
+static gf_status issue(run *r, const gf_instr *in, int64_t n) {
+  count_instr(r, in, n);
+  if (r->trace) trace_dependencies(r, in, n);
+  gf_status st = in->kind == GF_I_LAUNCH ? set_params(r, in, n) : GF_OK;
+  return st == GF_OK ? issue_op(r, in, n) : st;
+}
+
+/* ---- graph replay (schedule: graph) ------------------------------------------ */
+
+static gf_status replay_fail(run *r, const char *what) {
+  return gf_diag_error(r->diag, GF_INTERNAL, "schedule graph: %s: %s", what, r->b->error);
+}
+
+/* Before the loop: whether runs are replayed, and their events. */
+static gf_status replay_prepare(run *r, const gf_run_options *options) {
+  replay *rp = &r->replay;
+  gf_backend *b = r->b;
+  if (!(r->wf->schedule->flags & GF_SCHED_GRAPHS)) return GF_OK;
+  rp->off_why = !b->ops->graph_capture_begin ? "the backend has no graphs"
+                : !b->graphs                 ? "--timing times each operation with events"
+                : options->trace_path        ? "--trace follows each operation"
+                                             : NULL;
+  if (rp->off_why) return GF_OK;
+  size_t ns = (size_t)r->nstreams, ne = (size_t)(r->nevents ? r->nevents : 1);
+  rp->join = gf_calloc(ns, sizeof *rp->join);
+  rp->catch_up = gf_calloc(ns, sizeof *rp->catch_up);
+  rp->dirty = gf_calloc(ns, 1);
+  rp->joined = gf_calloc(ns, 1);
+  rp->recorded_here = gf_calloc(ne, 1);
+  rp->in_graph = gf_calloc(ne, 1);
+  if (!rp->join || !rp->catch_up || !rp->dirty || !rp->joined || !rp->recorded_here ||
+      !rp->in_graph)
+    return gf_oom(r->diag, "preparing the graphs");
+  gf_status st = GF_OK;
+  for (size_t s = 0; s < ns && st == GF_OK; s++)
+    if (b->ops->event_create(b, &rp->join[s]) != GF_OK ||
+        b->ops->event_create(b, &rp->catch_up[s]) != GF_OK)
+      st = replay_fail(r, "creating an event");
+  if (st == GF_OK &&
+      (b->ops->event_create(b, &rp->fork) != GF_OK || b->ops->event_create(b, &rp->done) != GF_OK))
+    st = replay_fail(r, "creating an event");
+  rp->on = st == GF_OK;
+  return st;
+}
+
+static void replay_release(run *r) {
+  replay *rp = &r->replay;
+  gf_backend *b = r->b;
+  for (int i = 0; i < REPLAY_CACHE; i++) {
+    if (rp->cache[i].graph) b->ops->graph_destroy(b, rp->cache[i].graph);
+    free(rp->cache[i].key);
+  }
+  for (int s = 0; s < r->nstreams; s++) {
+    if (rp->join && rp->join[s]) b->ops->event_destroy(b, rp->join[s]);
+    if (rp->catch_up && rp->catch_up[s]) b->ops->event_destroy(b, rp->catch_up[s]);
+  }
+  if (rp->fork) b->ops->event_destroy(b, rp->fork);
+  if (rp->done) b->ops->event_destroy(b, rp->done);
+  free(rp->join), free(rp->catch_up), free(rp->dirty), free(rp->joined);
+  free(rp->recorded_here), free(rp->in_graph);
+  free(rp->pending), free(rp->key);
+}
+
+/* What identifies an instruction in a run's key; its argument struct follows. */
+typedef struct replay_instr_key {
+  int kind, stream, event;
+  unsigned args_size;
+  size_t bytes;
+  const void *dst, *src;
+  const gf_kernel *kernel;
+} replay_instr_key;
+
+static size_t replay_key_size(const replay_instr_key *k) {
+  return sizeof *k + (k->args_size + 7u) / 8u * 8u;
+}
+
+/* Holds back an instruction at step n: its launch's per-step scalars are
+ * evaluated now, in issue order as issue() would, into its argument
+ * struct, and the struct is kept in the run's key. */
+static gf_status replay_defer(run *r, const gf_instr *in, int64_t n) {
+  replay *rp = &r->replay;
+  gf_status st = in->kind == GF_I_LAUNCH ? set_params(r, in, n) : GF_OK;
+  if (st != GF_OK) return st;
+  replay_instr_key k;
+  memset(&k, 0, sizeof k); /* the padding too: keys are compared as bytes */
+  k.kind = in->kind, k.stream = in->stream, k.event = in->event;
+  if (in->kind == GF_I_LAUNCH) k.kernel = in->kernel, k.args_size = (unsigned)in->kernel->args_size;
+  if (in->kind == GF_I_COPY) {
+    k.bytes = in->bytes;
+    k.dst = operand_address(r, &in->dst);
+    k.src = operand_address(r, &in->src);
+  }
+  size_t size = replay_key_size(&k);
+  if (GF_GROW(rp->pending, rp->pending_cap, rp->npending + 1) != GF_OK)
+    return gf_oom(r->diag, "holding back a graph's work");
+  if (rp->key_len + size > rp->key_cap) {
+    size_t cap = rp->key_cap ? 2 * rp->key_cap : 4096;
+    while (cap < rp->key_len + size) cap *= 2;
+    unsigned char *key = gf_realloc(rp->key, cap);
+    if (!key) return gf_oom(r->diag, "holding back a graph's work");
+    rp->key = key, rp->key_cap = cap;
+  }
+  unsigned char *at = rp->key + rp->key_len;
+  memset(at, 0, size);
+  memcpy(at, &k, sizeof k);
+  if (k.args_size) memcpy(at + sizeof k, in->args, k.args_size);
+  rp->pending[rp->npending].in = in;
+  rp->pending[rp->npending].n = n;
+  rp->pending[rp->npending].args = rp->key_len + sizeof k;
+  rp->npending++;
+  rp->key_len += size;
+  return GF_OK;
+}
+
+/* A hash of a key, eight bytes at a time (its length is a multiple of 8). */
+static uint64_t replay_hash(const unsigned char *key, size_t len) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+  for (size_t i = 0; i < len; i += 8) {
+    uint64_t w;
+    memcpy(&w, key + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  return h;
+}
+
+/* Whether two runs have one shape: the same kinds, streams, events and
+ * kernels, in the same order; their graphs then differ only in their
+ * nodes' parameters (addresses, arguments), which an update can change. */
+static int replay_same_shape(const unsigned char *a, size_t alen, const unsigned char *b,
+                             size_t blen) {
+  size_t i = 0, j = 0;
+  while (i < alen && j < blen) {
+    replay_instr_key ka, kb;
+    memcpy(&ka, a + i, sizeof ka);
+    memcpy(&kb, b + j, sizeof kb);
+    if (ka.kind != kb.kind || ka.stream != kb.stream || ka.event != kb.event ||
+        ka.kernel != kb.kernel)
+      return 0;
+    i += replay_key_size(&ka);
+    j += replay_key_size(&kb);
+  }
+  return i == alen && j == blen;
+}
+
+/* Captures the pending run into a graph on stream 0: every other stream it
+ * uses joins the capture through `fork` and rejoins stream 0 at the end. A
+ * wait for an event recorded before the run is left out: the launch waits
+ * for all earlier work (replay_flush). */
+static gf_status replay_capture(run *r, gf_graph *reuse, gf_graph **out) {
+  replay *rp = &r->replay;
+  gf_backend *b = r->b;
+  gf_stream *origin = r->streams[0];
+  gf_status st = GF_OK;
+  if (b->ops->graph_capture_begin(b, origin) != GF_OK) return replay_fail(r, "beginning a capture");
+  memset(rp->joined, 0, (size_t)r->nstreams);
+  memset(rp->recorded_here, 0, (size_t)(r->nevents ? r->nevents : 1));
+  rp->joined[0] = 1;
+  if (b->ops->event_record(b, rp->fork, origin) != GF_OK) st = replay_fail(r, "capturing");
+  for (int i = 0; i < rp->npending && st == GF_OK; i++) {
+    const gf_instr *in = rp->pending[i].in;
+    int64_t n = rp->pending[i].n;
+    if (!rp->joined[in->stream]) {
+      rp->joined[in->stream] = 1;
+      if (b->ops->stream_wait_event(b, r->streams[in->stream], rp->fork) != GF_OK) {
+        st = replay_fail(r, "capturing");
+        break;
+      }
+    }
+    if (in->kind == GF_I_WAIT && !rp->recorded_here[in->event]) continue;
+    if (in->kind == GF_I_RECORD) rp->recorded_here[in->event] = 1;
+    if (in->kind == GF_I_LAUNCH) /* this step's scalars (the struct may serve several steps) */
+      memcpy(in->args, rp->key + rp->pending[i].args, in->kernel->args_size);
+    st = issue_op(r, in, n);
+  }
+  for (int s = 1; s < r->nstreams && st == GF_OK; s++)
+    if (rp->joined[s] && (b->ops->event_record(b, rp->join[s], r->streams[s]) != GF_OK ||
+                          b->ops->stream_wait_event(b, origin, rp->join[s]) != GF_OK))
+      st = replay_fail(r, "capturing");
+  gf_graph *graph = NULL;
+  if (b->ops->graph_capture_end(b, origin, reuse, &graph) != GF_OK) {
+    if (st == GF_OK) st = replay_fail(r, "ending a capture");
+  } else if (st != GF_OK) {
+    if (graph != reuse) b->ops->graph_destroy(b, graph);
+    graph = NULL;
+  }
+  rp->captures++;
+  *out = graph;
+  return st;
+}
+
+/* Launches the pending run: the graph of the same run as it is, else the
+ * run captured again, updating the graph of its shape (or the least
+ * recently used one) in place where the backend can. Stream 0 first waits
+ * for the work issued to the other streams since the last launch; after
+ * it, the streams the graph used wait for it, and the events it recorded
+ * stand for it. */
+static gf_status replay_flush(run *r) {
+  replay *rp = &r->replay;
+  if (!rp->npending) return GF_OK;
+  gf_backend *b = r->b;
+  gf_stream *origin = r->streams[0];
+  uint64_t hash = replay_hash(rp->key, rp->key_len);
+  /* The graph of this run; else a free place; else the least recently
+   * used graph of this shape (an update), else of any. */
+  replay_graph *same = NULL, *free_slot = NULL, *shape = NULL, *oldest = NULL;
+  for (int i = 0; i < REPLAY_CACHE && !same; i++) {
+    replay_graph *g = &rp->cache[i];
+    if (!g->graph) {
+      if (!free_slot) free_slot = g;
+    } else if (g->hash == hash && g->key_len == rp->key_len &&
+               !memcmp(g->key, rp->key, rp->key_len)) {
+      same = g;
+    } else {
+      if (replay_same_shape(g->key, g->key_len, rp->key, rp->key_len) &&
+          (!shape || g->used < shape->used))
+        shape = g;
+      if (!oldest || g->used < oldest->used) oldest = g;
+    }
+  }
+  int64_t t0 = now_ns();
+  gf_status st = GF_OK;
+  for (int s = 1; s < r->nstreams && st == GF_OK; s++)
+    if (rp->dirty[s] && (b->ops->event_record(b, rp->catch_up[s], r->streams[s]) != GF_OK ||
+                         b->ops->stream_wait_event(b, origin, rp->catch_up[s]) != GF_OK))
+      st = replay_fail(r, "ordering a graph after the streams' work");
+  memset(rp->dirty, 0, (size_t)r->nstreams);
+  if (st == GF_OK && !same) {
+    replay_graph *g = free_slot ? free_slot : shape ? shape : oldest;
+    gf_graph *graph = NULL;
+    unsigned char *key = gf_malloc(rp->key_len);
+    st = key ? replay_capture(r, g->graph, &graph) : gf_oom(r->diag, "keeping a graph");
+    if (st == GF_OK) {
+      if (graph == g->graph) {
+        rp->updates++;
+      } else {
+        if (g->graph) b->ops->graph_destroy(b, g->graph);
+        g->graph = graph;
+        rp->instantiations++;
+      }
+      memcpy(key, rp->key, rp->key_len);
+      free(g->key);
+      g->key = key;
+      g->key_len = rp->key_len;
+      g->hash = hash;
+      same = g;
+    } else {
+      free(key);
+    }
+  }
+  if (st == GF_OK) {
+    same->used = ++rp->launches;
+    if (b->ops->graph_launch(b, same->graph, origin) != GF_OK ||
+        b->ops->event_record(b, rp->done, origin) != GF_OK)
+      st = replay_fail(r, "launching a graph");
+  }
+  memset(rp->joined, 0, (size_t)r->nstreams);
+  for (int i = 0; i < rp->npending; i++) {
+    const gf_instr *in = rp->pending[i].in;
+    count_instr(r, in, rp->pending[i].n);
+    rp->joined[in->stream] = 1;
+    if (in->kind == GF_I_RECORD) rp->in_graph[in->event] = 1;
+  }
+  for (int s = 1; s < r->nstreams && st == GF_OK; s++)
+    if (rp->joined[s] && b->ops->stream_wait_event(b, r->streams[s], rp->done) != GF_OK)
+      st = replay_fail(r, "ordering the streams after a graph");
+  r->backend_ns += now_ns() - t0;
+  rp->npending = 0;
+  rp->key_len = 0;
+  return st;
+}
+
+/* An instruction issued as it comes while runs are replayed: the stream it
+ * runs on has work a later launch must wait for, and a wait for an event
+ * recorded inside a launched graph waits for that graph instead. */
+static gf_status issue_eager(run *r, const gf_instr *in, int64_t n) {
+  replay *rp = &r->replay;
+  if (!rp->on) return issue(r, in, n);
+  gf_backend *b = r->b;
+  if (in->stream >= 0) rp->dirty[in->stream] = 1;
+  if (in->event >= 0 && (in->kind == GF_I_WAIT || in->kind == GF_I_HOST_WAIT) &&
+      rp->in_graph[in->event]) {
+    count_instr(r, in, n);
+    gf_status st = in->kind == GF_I_WAIT
+                       ? b->ops->stream_wait_event(b, r->streams[in->stream], rp->done)
+                       : b->ops->event_synchronize(b, rp->done);
+    return st == GF_OK ? GF_OK
+                       : device_failure(
+                             r, in, n, in->kind == GF_I_WAIT ? "stream wait" : "event synchronize");
+  }
+  if (in->kind == GF_I_RECORD && in->event >= 0) rp->in_graph[in->event] = 0;
+  return issue(r, in, n);
+}
+
 /* What the sink hears of an instruction the host itself carries out. */
 static int host_timed_kind(gf_instr_kind kind) {
   switch (kind) {
@@ -476,14 +820,25 @@ static int host_timed_kind(gf_instr_kind kind) {
 /* Issues a step's body; the time spent inside each instruction counts as
  * backend time, what is left of the loop is the runner's own overhead. The
  * host's own work goes to the sink the backend reports its operations to. */
-static gf_status run_body(run *r, const gf_body *body, int64_t n) {
+static gf_status run_body(run *r, int body_id, int64_t n) {
   gf_status st = GF_OK;
   const gf_op_sink *sink = &r->b->sink;
+  const gf_body *body = gf_program_body(r->program, body_id);
+  int capturing = 0; /* between a body's capture markers */
   for (int i = 0; i < body->ninstrs && st == GF_OK; i++) {
     const gf_instr *in = &body->instrs[i];
-    if (in->kind == GF_I_CAPTURE_BEGIN || in->kind == GF_I_CAPTURE_END) continue; /* markers */
+    if (in->kind == GF_I_CAPTURE_BEGIN || in->kind == GF_I_CAPTURE_END) { /* markers */
+      capturing = in->kind == GF_I_CAPTURE_BEGIN;
+      continue;
+    }
+    if (r->replay.on && capturing) {
+      st = r->replay.npending < REPLAY_MAX_INSTRS ? GF_OK : replay_flush(r);
+      if (st == GF_OK) st = replay_defer(r, in, n);
+      continue;
+    }
+    if (r->replay.on && (st = replay_flush(r)) != GF_OK) break;
     int64_t t0 = now_ns();
-    st = issue(r, in, n);
+    st = issue_eager(r, in, n);
     int64_t t1 = now_ns();
     r->backend_ns += t1 - t0;
     if (in->kind == GF_I_HOST_CALL && in->task >= 0 &&
@@ -502,11 +857,12 @@ static gf_status run_body(run *r, const gf_body *body, int64_t n) {
  * the work of 2 x FENCE_STEPS steps back, then records new fences. */
 static gf_status fence_step(run *r, int64_t n) {
   if ((n + 1) % FENCE_STEPS != 0) return GF_OK;
+  gf_status st = replay_flush(r);
+  if (st != GF_OK) return st;
   gf_backend *b = r->b;
   int64_t t0 = now_ns();
   int set = (int)(((n + 1) / FENCE_STEPS) % 2);
   gf_event **fences = r->fences + (size_t)set * (size_t)r->nstreams;
-  gf_status st = GF_OK;
   for (int s = 0; s < r->nstreams && st == GF_OK; s++) {
     if (r->fence_sets_used == 2 && b->ops->event_synchronize(b, fences[s]) != GF_OK)
       st = gf_diag_error(r->diag, GF_INTERNAL, "waiting for stream %s at step %" PRId64 ": %s",
@@ -645,12 +1001,13 @@ static gf_status check_resolve(run *r) {
  * last, and reads each result CHECK_LAG steps later (or at the end). */
 static gf_status check_step(run *r, int64_t n) {
   const gf_check *check = &r->wf->check;
-  gf_status st = GF_OK;
-  if (check->lagged && r->check_pending >= 0 && n - r->check_pending >= CHECK_LAG)
-    st = check_resolve(r);
+  int resolve = check->lagged && r->check_pending >= 0 && n - r->check_pending >= CHECK_LAG;
   int due = (n + 1) % check->every == 0 || (check->lagged && n + 1 == r->wf->steps);
+  gf_status st = resolve || due ? replay_flush(r) : GF_OK;
+  if (st == GF_OK && resolve) st = check_resolve(r);
   if (st != GF_OK || !due) return st;
   if ((st = check_resolve(r)) != GF_OK || (st = check_issue(r, n)) != GF_OK) return st;
+  if (r->replay.on) memset(r->replay.dirty, 1, (size_t)r->nstreams); /* the scans */
   return check->lagged ? GF_OK : check_resolve(r);
 }
 
@@ -789,15 +1146,31 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
                  ",\n  \"ranks\": %d"
                  ",\n  \"total_s\": %.9f,\n  \"flushed_s\": %.9f,\n"
                  "  \"gpts_per_s\": %.6f,\n  \"effective_gb_per_s\": %.6f,\n"
-                 "  \"runner_overhead_us_per_task\": %.4f,\n  \"tasks\": [",
+                 "  \"runner_overhead_us_per_task\": %.4f,\n",
                  wf->schedule->name, steps_run, steps_run == wf->steps ? "true" : "false", ranks,
                  wall_s, flushed_s, points / wall_s / 1e9, bytes / wall_s / 1e9, overhead_us);
+  const replay *rp = &r->replay;
+  if (wf->schedule->flags & GF_SCHED_GRAPHS)
+    gf_text_printf(&j,
+                   "  \"graphs\": {\"on\": %s, \"launches\": %" PRId64 ", \"captures\": %" PRId64
+                   ", \"instantiations\": %" PRId64 ", \"updates\": %" PRId64 "},\n",
+                   rp->on ? "true" : "false", rp->launches, rp->captures, rp->instantiations,
+                   rp->updates);
+  gf_text_printf(&j, "  \"tasks\": [");
   if (!options->quiet) {
     char of[48] = "", over[48] = "";
     if (steps_run != wf->steps) snprintf(of, sizeof of, " of %" PRId64, wf->steps);
     if (ranks > 1) snprintf(over, sizeof over, " (%d ranks; the slowest's busy times)", ranks);
     fprintf(stderr, "gflow: %s: %" PRId64 "%s steps in %.3f ms on the %s backend (schedule %s)%s\n",
             wf->name, steps_run, of, wall_s * 1e3, b->name, wf->schedule->name, over);
+    if (rp->on)
+      fprintf(stderr,
+              "gflow: graphs: %" PRId64 " launches of %" PRId64 " captures (%" PRId64
+              " instantiated, %" PRId64 " updated in place)\n",
+              rp->launches, rp->captures, rp->instantiations, rp->updates);
+    else if (rp->off_why)
+      fprintf(stderr, "gflow: graphs: off (%s); the steps were issued as under events\n",
+              rp->off_why);
     if (options->restart)
       fprintf(stderr, "  restarted from the checkpoint at step %" PRId64 "\n", r->first_step);
     fprintf(stderr, "  %-14s %-7s %9s %12s %10s\n", "task", "kind", "count", "busy ms", "mean us");
@@ -1031,9 +1404,9 @@ static gf_status vote(run *r, int64_t n, int *stop, int *stop_signal) {
  * still in flight read first (a blown-up field is never checkpointed). */
 static gf_status take_checkpoint(run *r, int64_t n) {
   gf_backend *b = r->b;
+  gf_status st = replay_flush(r);
   int64_t t0 = now_ns();
-  gf_status st = GF_OK;
-  if (b->ops->synchronize(b) != GF_OK)
+  if (st == GF_OK && b->ops->synchronize(b) != GF_OK)
     st = gf_diag_error(r->diag, GF_INTERNAL, "checkpoint at step %" PRId64 ": %s", n, b->error);
   if (st == GF_OK) st = check_resolve(r);
   if (st == GF_OK) st = flush_batches(r, n - 1);
@@ -1050,8 +1423,8 @@ static gf_status take_checkpoint(run *r, int64_t n) {
 /* The loop: every step of every segment, compiling the next stretch of
  * steps when the program ends before the loop does. Stops at a signal (at a
  * step boundary) or at the first failure; *steps_run counts the steps done. */
-static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_run,
-                          int *stop_signal, gf_progress *progress) {
+static gf_status run_steps(run *r, const gf_run_options *options, int64_t *steps_run,
+                           int *stop_signal, gf_progress *progress) {
   const gf_workflow *wf = r->wf;
   gf_status st = GF_OK;
   int64_t n = 0, every = wf->checkpoint_every;
@@ -1075,7 +1448,7 @@ static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_
         }
         if (every && n > r->first_step && n % every == 0 && (st = take_checkpoint(r, n)) != GF_OK)
           break;
-        st = run_body(r, gf_program_body(r->program, seg->bodies[k % seg->period]), n);
+        st = run_body(r, seg->bodies[k % seg->period], n);
         if (st == GF_OK) *steps_run = n + 1;
         if (st == GF_OK) st = fence_step(r, n);
         if (st == GF_OK && r->check_results && r->stop_vote != GF_DIVERGED) st = check_step(r, n);
@@ -1094,6 +1467,14 @@ static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_
     }
   }
   return st;
+}
+
+/* The steps, then what a graph still holds back. */
+static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_run,
+                          int *stop_signal, gf_progress *progress) {
+  gf_status st = run_steps(r, options, steps_run, stop_signal, progress);
+  gf_status flushed = replay_flush(r);
+  return st != GF_OK ? st : flushed;
 }
 
 gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval, gf_backend *b,
@@ -1167,6 +1548,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
     r.flushed_through[i] = r.first_step - 1;
   if (st == GF_OK) st = gf_checkpoint_start(&r.ck, options->restart, diag);
   if (st == GF_OK) st = check_prepare(&r);
+  if (st == GF_OK) st = replay_prepare(&r, options);
   if (st == GF_OK) st = allocate_buffers(&r);
   if (st == GF_OK) st = gf_program_bind(program, instance_address, r.memory, r.buffers, diag);
 
@@ -1280,6 +1662,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   host_states_release(&r.host, wf->ntasks); /* the backend is idle */
   gf_writer_destroy(r.writer);
   check_release(&r);
+  replay_release(&r);
   destroy_streams_and_events(&r);
   gf_memory_destroy(r.memory);
   free(r.count);

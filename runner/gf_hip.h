@@ -145,6 +145,31 @@ static inline cudaError_t gf_cuda_mem_advise(const void *ptr, size_t count,
 #define hipEventDestroy cudaEventDestroy
 #define hipEventElapsedTime cudaEventElapsedTime
 
+/* Graphs: stream capture, instantiation, update in place, launch. CUDA 12
+ * reports a failed update in one struct where HIP has a node and a result. */
+typedef cudaGraph_t hipGraph_t;
+typedef cudaGraphExec_t hipGraphExec_t;
+typedef cudaGraphNode_t hipGraphNode_t;
+typedef enum cudaGraphExecUpdateResult hipGraphExecUpdateResult;
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphUpload cudaGraphUpload
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphExecDestroy cudaGraphExecDestroy
+#define hipGraphDestroy cudaGraphDestroy
+static inline cudaError_t gf_cuda_graph_exec_update(cudaGraphExec_t exec, cudaGraph_t graph,
+                                                    cudaGraphNode_t *failed_node,
+                                                    enum cudaGraphExecUpdateResult *result) {
+  cudaGraphExecUpdateResultInfo info;
+  cudaError_t err = cudaGraphExecUpdate(exec, graph, &info);
+  *failed_node = info.errorNode;
+  *result = info.result;
+  return err;
+}
+#define hipGraphExecUpdate gf_cuda_graph_exec_update
+
 /* Kernels (nvcc only): the HIP launch macro as a triple-chevron launch. */
 #ifdef __CUDACC__
 #define hipLaunchKernelGGL(kernel, grid, block, shared_bytes, stream, ...) \

@@ -1,4 +1,4 @@
-/* schedule.c - the schedules: sync, streams, events and auto as policy tables. */
+/* schedule.c - the schedules: sync, streams, events, graph and auto as policy tables. */
 #include "schedule.h"
 
 #include <inttypes.h>
@@ -111,6 +111,18 @@ static const gf_schedule events_schedule = {
     .placement = stream_key_placement,
 };
 
+/* Events' plan, issued from graphs: each run of stream work between two host
+ * instructions (up to the host's fence, FENCE_STEPS steps) is captured once
+ * per shape and replayed. */
+static const gf_schedule graph_schedule = {
+    .name = "graph",
+    .summary = "the events schedule, its stream work captured into graphs and replayed",
+    .flags = GF_SCHED_USER_STREAMS | GF_SCHED_EVENT_WAITS | GF_SCHED_GRAPHS,
+    .declare_streams = workflow_streams,
+    .stream_of = task_stream,
+    .placement = stream_key_placement,
+};
+
 /* ---- auto: a compute stream and one IO stream per ring instance ---- */
 
 /* One IO stream per instance of the deepest ring a copy reads (at most 8),
@@ -171,7 +183,7 @@ static const gf_schedule auto_schedule = {
 };
 
 const gf_schedule *const gf_schedules[] = {&sync_schedule, &streams_schedule, &events_schedule,
-                                           &auto_schedule};
+                                           &graph_schedule, &auto_schedule};
 const int gf_schedule_count = (int)(sizeof gf_schedules / sizeof gf_schedules[0]);
 
 const gf_schedule *gf_schedule_find(const char *name) {

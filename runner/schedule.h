@@ -27,6 +27,9 @@ enum {
   /* An event is recorded after every stream task (else only after the tasks
    * another task names in `after:`). */
   GF_SCHED_RECORD_ALL = 16,
+  /* The executor captures the runs of stream work between host instructions
+   * into graphs and replays them (on a backend with graphs, exec.c). */
+  GF_SCHED_GRAPHS = 32,
 };
 
 /* The streams a schedule declares, and its per-plan state. */

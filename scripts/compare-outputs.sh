@@ -13,7 +13,7 @@ tmp=$(mktemp -d "$out/gflow-compare-outputs.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
 for wf in workflows/*.yaml; do
-  for schedule in sync streams events auto; do
+  for schedule in sync streams events graph auto; do
     for which in old new; do
       gflow=$old
       [ $which = new ] && gflow=$new

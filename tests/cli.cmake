@@ -55,6 +55,10 @@ set_tests_properties(hdf5 PROPERTIES SKIP_RETURN_CODE 77)
 # hdf5; the staging budget held at planes the old 8-plane rule exceeded.
 add_test(NAME output_batch
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/output_batch.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
+# schedule: graph, runs of stream work captured and replayed: events' bits
+# for every workflow, graphs launched again, the check's step, --trace.
+add_test(NAME graph_schedule
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/graph_schedule.sh $<TARGET_FILE:gflow> ${PROJECT_SOURCE_DIR})
 # Runs split over MPI ranks (mpirun, CPU backend): bit-identical to one
 # process and to an independent reference, errors, stopping together.
 if(MPI_C_FOUND)

@@ -350,7 +350,7 @@ static void test_override_errors(void) {
                         "--set loop.tasks.7.stream=io:1:12: no key '7' in loop.tasks to set");
   expect_override_error("schedule", "fast",
                         "--set schedule=fast:1:10: unknown schedule 'fast'; expected one of: "
-                        "sync, streams, events, auto");
+                        "sync, streams, events, graph, auto");
   expect_override_error("params.cfl", "0.4 +",
                         "--set params.cfl=0.4 +:1:17: "
                         "unexpected end of expression");

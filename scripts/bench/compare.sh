@@ -75,12 +75,12 @@ compute=workflows/wave2d_compute.yaml
 if [[ $backend == cpu ]]; then
   compare "compute 1024^2 x 200" $compute "grid.shape=[1024,1024]" params.nt=200 loop.tasks.1.when=0
   compare "compute 4096^2 x 40" $compute "grid.shape=[4096,4096]" params.nt=40 loop.tasks.1.when=0
-  for schedule in sync streams events auto; do
+  for schedule in sync streams events graph auto; do
     compare "seed $schedule" $seed schedule=$schedule
   done
 else
   for staging in 8 640; do
-    for schedule in sync streams events auto; do
+    for schedule in sync streams events graph auto; do
       compare "seed $schedule, staging $staging" $seed schedule=$schedule memory.staging=$staging
     done
   done

@@ -55,7 +55,7 @@ done
 printf '\nseed workload, 256^2 x 640 steps, snapshot every step (output in %s)\n' "$tmp"
 printf '%-10s %12s %12s\n' "schedule" "total ms" "us/step"
 declare -A ms
-for schedule in sync streams events auto; do
+for schedule in sync streams events graph auto; do
   ms[$schedule]=$(for _ in $(seq "$repeat"); do
     rm -rf "$tmp/$schedule"
     "$gflow" run workflows/wave2d.yaml --backend cpu --quiet --out "$tmp/$schedule" --set schedule=$schedule >/dev/null

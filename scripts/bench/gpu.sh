@@ -94,9 +94,7 @@ for k in 8 16 64; do
   row "$seed" "hand batched, $k planes a copy" "${h[batched$k]}" 640 "$best_batched" "$bound" "${hfile[batched$k]}"
 done
 row "$seed" "gflow events, a copy per plane" "${g[events]}" 640 "$best_step" "$bound" "ref"
-# schedules this gflow has (graph, when built with it)
-schedules="sync streams events auto"
-"$bin/gflow" validate workflows/wave2d.yaml --set schedule=graph >/dev/null 2>&1 && schedules+=" graph"
+schedules="sync streams events graph auto"
 for s in $schedules; do
   [ "$s" = events ] && continue
   g[$s]=$(gflow_ms workflows/wave2d.yaml --set schedule=$s --set loop.tasks.1.output.batch=1)
@@ -141,8 +139,11 @@ for size in 256:10000 4096:1000 8192:500; do
   best=$(printf '%s\n' "$gr" "$ev" | low)
   row "$work" "hand graph (NT kernel nodes)" "$gr" "$nt" "$best" "$cbound" "-"
   row "$work" "hand stream launches (events)" "$ev" "$nt" "$best" "$cbound" "-"
-  ms=$(gflow_ms workflows/wave2d_compute.yaml --set "grid.shape=[$n,$n]" --set "params.nt=$nt")
-  row "$work" "gflow events" "$ms" "$nt" "$best" "$cbound" "-"
+  for s in events graph; do
+    ms=$(gflow_ms workflows/wave2d_compute.yaml --set "grid.shape=[$n,$n]" --set "params.nt=$nt" \
+      --set schedule=$s)
+    row "$work" "gflow $s" "$ms" "$nt" "$best" "$cbound" "-"
+  done
 done
 echo "(/ hand: against the best hand-written program of the row's kind: sync ${best_sync} ms,"
 echo " per-step copies ${best_step} ms, batched ${best_batched} ms; compute only, the better of its two"

@@ -55,7 +55,7 @@ for wf in workflows/*.yaml; do
   outputs=$(cd "$cpu" && ls ./*.dat 2>/dev/null | sed 's|^\./||')
   first=""
   for strategy in "${strategies[@]}"; do
-    for schedule in sync streams events auto; do
+    for schedule in sync streams events graph auto; do
       dir=$tmp/$name-$strategy-$schedule
       # shellcheck disable=SC2046
       expect_exit 0 "$name $strategy $schedule" -- "$gflow" run "$wf" --backend gpu --quiet \
@@ -86,7 +86,7 @@ echo "== batched snapshot IO on the GPU (the seed workload)"
 # end (3: 637 = 212 x 3 + 1) and 64, bit for bit; hdf5 too (with h5dump).
 seed=("$gflow" run workflows/wave2d.yaml --backend gpu --quiet)
 expect_exit 0 "seed, a copy per plane" -- "${seed[@]}" --set loop.tasks.1.output.batch=1 --out "$tmp/b-ref"
-schedules="sync streams events auto"
+schedules="sync streams events graph auto"
 "$gflow" validate workflows/wave2d.yaml --set schedule=graph >/dev/null 2>&1 && schedules+=" graph"
 same_batches=0
 for schedule in $schedules; do
@@ -262,7 +262,7 @@ expect_exit 0 "checkpointed run, uninterrupted" -- "${ck[@]}" --out "$tmp/ck-ref
 # old rule's eight (2 GiB)
 expect_contains "$(cat "$tmp/ck-ref/run.json")" '"staging": 2, "staging_budget": 536870912}' \
   "8192^2 planes: two staging buffers"
-for schedule in sync streams events auto; do
+for schedule in sync streams events graph auto; do
   dir=$tmp/ck-kill-$schedule
   "${ck[@]}" --set schedule=$schedule --out "$dir" 2>"$dir.err" &
   pid=$!

@@ -38,7 +38,7 @@ start() {
 }
 
 
-for schedule in sync streams events auto; do
+for schedule in sync streams events graph auto; do
   args=("$wave" "${base[@]}" --set "schedule=$schedule")
   ref=$tmp/ref-$schedule
   expect_exit 0 "$schedule: uninterrupted" -- "$gflow" run "${args[@]}" --out "$ref"

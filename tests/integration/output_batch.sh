@@ -53,7 +53,7 @@ fi
 
 # ---- every schedule, every batch: the same bits -------------------------------
 # 57 planes: 1, 3 (divides), 8 and 16 (a partial batch left at the end), auto (57 here)
-for schedule in sync streams events auto; do
+for schedule in sync streams events graph auto; do
   for batch in 1 3 8 16 auto; do
     set_batch=()
     [ "$batch" = auto ] || set_batch=(--set "loop.tasks.1.output.batch=$batch")

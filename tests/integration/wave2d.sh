@@ -16,7 +16,7 @@ expect_exit 65 "run cfl 0.9" -- "$gflow" run "$repo/workflows/wave2d.yaml" --bac
 expect_contains "$err" "wave2d.yaml:43:15: task 'step': kernel wave2d_4o is unstable with these arguments: |V|*dt*sqrt(1/dx0^2 + 1/dx1^2) is 1.273, above sqrt(3)/2 = 0.866, the stability limit of this scheme (4th order in space, leapfrog in time); pass --allow-unstable to run it anyway" "cfl 0.9 refused"
 expect_exit 0 "validate cfl 0.9" -- "$gflow" validate "$repo/workflows/wave2d.yaml" --set params.cfl=0.9
 expect_contains "$err" "note: task 'step': kernel wave2d_4o is unstable" "validate notes cfl 0.9"
-for schedule in sync streams events auto; do
+for schedule in sync streams events graph auto; do
   expect_exit 0 "run $schedule" -- "$gflow" run "$repo/workflows/wave2d.yaml" --backend cpu \
     --set schedule=$schedule --out "$tmp/$schedule" --quiet
   "$compare" "$tmp/$schedule/array_out.dat" "$tmp/ref.dat" 65536 0 --zero-planes 0,1,639 \
@@ -32,7 +32,7 @@ for schedule in sync streams events auto; do
   expect_contains "$meta" '"complete": true' "$schedule sidecar complete"
   expect_contains "$meta" "\"schedule\": \"$schedule\"" "$schedule sidecar schedule"
 done
-for schedule in streams events auto; do
+for schedule in streams events graph auto; do
   cmp -s "$tmp/sync/array_out.dat" "$tmp/$schedule/array_out.dat" && pass ||
     fail "$schedule output differs from sync"
 done

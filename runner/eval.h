@@ -31,7 +31,20 @@ gf_lua *gf_eval_lua(const gf_eval *eval);
  * its message and sets *status. */
 double gf_eval_number(gf_eval *eval, const gf_expr *expr, int task, int64_t n, gf_status *status);
 
-/* Calls hook `hook` with `args`; `result` NULL: the hook returns nothing. */
+/* Fills the tables of the pure hooks that per-step expressions call with
+ * one argument, for the integer arguments [first - 8, first + count + 8)
+ * (at most 2^20 of them), calling each hook once per argument in order, so
+ * that ricker(n) and ricker(n - 1) at steps first .. first + count - 1 cost a
+ * table lookup. The executor calls it before its clock starts. A call that
+ * fails here is not reported: the argument is called again, through Lua,
+ * when an expression asks for it, and fails there as it would have. Past
+ * the prepared arguments, tables fill a block of arguments at a time as the
+ * steps reach them; other calls (not one integer argument, or a large one)
+ * go to Lua each time. */
+void gf_eval_prepare(gf_eval *eval, int64_t first, int64_t count);
+
+/* Calls hook `hook` with `args`; `result` NULL: the hook returns nothing.
+ * Always calls Lua (a `hook:` task, pure or not). */
 gf_status gf_eval_hook(gf_eval *eval, int hook, const double *args, int nargs, double *result,
                        int task, int64_t n);
 

@@ -1562,6 +1562,9 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
    * rest in its loop. */
   if (st == GF_OK && gf_program_end(program) == 0)
     st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, diag);
+  /* Likewise the pure hooks' results for the steps (ricker(n)): a table
+   * lookup in the loop instead of a Lua call. */
+  if (st == GF_OK) gf_eval_prepare(eval, r.first_step, wf->steps - r.first_step);
   if (st == GF_OK) {
     t0 = now_ns();
     gf_progress *progress = options->quiet ? NULL : start_progress(&r, options);

@@ -266,6 +266,12 @@ int gf_expr_is_constant(const gf_expr *expr) {
 int gf_expr_calls_hook(const gf_expr *expr) {
   return expr->calls_hook;
 }
+int gf_expr_calls_hook_with(const gf_expr *expr, int hook, int nargs) {
+  for (int pc = 0; expr->calls_hook && pc < expr->count; pc++)
+    if (expr->ops[pc].code == OP_HOOK && expr->ops[pc].arg == hook && expr->ops[pc].nargs == nargs)
+      return 1;
+  return 0;
+}
 const char *gf_expr_text(const gf_expr *expr) {
   return expr->text;
 }

@@ -70,6 +70,8 @@ double gf_expr_eval(const gf_expr *expr, const gf_eval_ctx *ctx, gf_status *stat
 int gf_expr_is_constant(const gf_expr *expr);
 /* 1 when the expression calls a hook. */
 int gf_expr_calls_hook(const gf_expr *expr);
+/* 1 when the expression calls hook `hook` with `nargs` arguments. */
+int gf_expr_calls_hook_with(const gf_expr *expr, int hook, int nargs);
 /* The source text it was compiled from. */
 const char *gf_expr_text(const gf_expr *expr);
 

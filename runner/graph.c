@@ -868,6 +868,10 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
   fprintf(out, "\n  params   ");
   for (int p = 0; p < wf->nparams; p++)
     fprintf(out, " %s=%.9g", wf->params[p].name, wf->params[p].value);
+  if (wf->nhooks) fprintf(out, "\n  hooks    ");
+  for (int h = 0; h < wf->nhooks; h++) /* pure: called ahead of time, results reused */
+    fprintf(out, " %s (%s%s)", wf->hooks[h].name, wf->hooks[h].path,
+            wf->hooks[h].pure ? ", pure" : "");
   fprintf(out, "\n  tasks per step, in issue order:\n");
   for (int i = 0; i < wf->ntasks; i++) {
     const gf_task *task = &wf->tasks[plan->order[i]];

@@ -536,6 +536,30 @@ gf_status gf_lua_call(gf_lua *lua, int hook_id, const double *args, int nargs, d
   return outcome;
 }
 
+int gf_lua_call_range(gf_lua *lua, int hook_id, int64_t first, int count, double *results) {
+  lua_State *L = lua->L;
+  if (hook_id < 0 || hook_id >= lua->hook_count || !lua_checkstack(L, 3)) return 0;
+  int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lua->hook_refs[hook_id]);
+  int done = 0;
+  while (done < count) {
+    lua_pushvalue(L, top + 1);
+    lua_pushinteger(L, (lua_Integer)(first + done)); /* as push_number passes a whole number */
+    reset_budget(lua);
+    int status = lua_pcall(L, 1, 1, 0);
+    int is_number = 0;
+    lua_Number value = status == LUA_OK ? lua_tonumberx(L, -1, &is_number) : 0;
+    lua_settop(L, top + 1);
+    if (!is_number) {
+      recover(lua, status);
+      break;
+    }
+    results[done++] = (double)value;
+  }
+  lua_settop(L, top);
+  return done;
+}
+
 /* ---- the hooks' state, for checkpoints ---------------------------------------- */
 
 #define SAVE_FUNCTION "save_state"
@@ -858,4 +882,21 @@ gf_status gf_lua_state_restore(gf_lua *lua, const char *text, gf_diag *diag) {
   lua_settop(L, base - 1);
   recover(lua, status);
   return st;
+}
+
+int gf_lua_state_defined_in(gf_lua *lua, const char *path) {
+  lua_State *L = lua->L;
+  if (!lua_checkstack(L, 2)) return 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lua->env_ref);
+  lua_pushliteral(L, SAVE_FUNCTION);
+  int found = 0;
+  if (lua_rawget(L, -2) == LUA_TFUNCTION) {
+    lua_Debug ar;
+    lua_getinfo(L, ">S", &ar);                                       /* pops the function */
+    found = ar.source[0] == '@' && strcmp(ar.source + 1, path) == 0; /* the chunk's "@path" */
+    lua_pop(L, 1);
+  } else {
+    lua_pop(L, 2);
+  }
+  return found;
 }

@@ -45,6 +45,15 @@ gf_status gf_lua_find(gf_lua *lua, const char *function, int *hook_id, gf_diag *
 gf_status gf_lua_call(gf_lua *lua, int hook_id, const double *args, int nargs, double *result,
                       const char *hook_name, const char *context);
 
+/* Calls hook `hook_id` with the integer arguments first, first + 1, ...,
+ * first + count - 1 in that order, one call each (each with its own
+ * instruction budget), into results[0..count). Stops at the first call that
+ * fails or returns no number, and reports nothing: a pure hook's table
+ * (eval.c) is filled so, and the argument that failed is called again
+ * through gf_lua_call when an expression asks for it, which reports it.
+ * Returns how many calls succeeded. */
+int gf_lua_call_range(gf_lua *lua, int hook_id, int64_t first, int count, double *results);
+
 /* The hooks' state, for checkpoints (checkpoint.c). The rule: hook files that
  * keep state between calls define `save_state()`, returning a value made of
  * numbers, strings, booleans and tables of them, and `restore_state(state)`,
@@ -67,5 +76,10 @@ gf_status gf_lua_state_save(gf_lua *lua, char **text, int *changed, gf_diag *dia
 
 /* Calls restore_state with the value `text` (from gf_lua_state_save) builds. */
 gf_status gf_lua_state_restore(gf_lua *lua, const char *text, gf_diag *diag);
+
+/* 1 when the hook files' save_state is a Lua function that file `path` (as
+ * passed to gf_lua_load_file) defines: a file whose hooks are all declared
+ * pure has no state to save (workflow.c refuses it). */
+int gf_lua_state_defined_in(gf_lua *lua, const char *path);
 
 #endif

@@ -55,7 +55,7 @@ typedef struct override_src {
 
 /* Nodes of a hook declaration needed after the walk, when Lua is loaded. */
 typedef struct hook_nodes {
-  yaml_node_t *lua, *function;
+  yaml_node_t *lua, *function, *pure;
 } hook_nodes;
 
 struct gf_loader {
@@ -459,7 +459,14 @@ gf_status gf_load_expr(loader *ld, const yaml_node_t *node, const char *text, si
                        unsigned names, int allow_step, gf_expr **out) {
   name_scope user = {ld, names};
   gf_scope scope = {lookup_name, &user, allow_step};
-  return gf_expr_compile(text, &scope, ld->diag, gf_load_text_loc(ld, node, offset), out);
+  gf_status status =
+      gf_expr_compile(text, &scope, ld->diag, gf_load_text_loc(ld, node, offset), out);
+  /* The hooks a per-step expression calls with one argument: a pure one's
+   * results are worth a table (eval.c). */
+  for (int h = 0; status == GF_OK && allow_step && (names & GF_NAMES_HOOKS) && h < ld->wf->nhooks;
+       h++)
+    if (gf_expr_calls_hook_with(*out, h, 1)) ld->wf->hooks[h].unary_step_call = 1;
+  return status;
 }
 
 double gf_load_constant(const gf_expr *expr) {
@@ -667,9 +674,17 @@ static gf_status load_hook_function(loader *ld, yaml_node_t *key, yaml_node_t *v
   return GF_OK;
 }
 
+static gf_status load_hook_pure(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
+  (void)key;
+  int h = *(int *)target;
+  ld->hook_nodes[h].pure = value;
+  return get_bool(ld, value, &ld->wf->hooks[h].pure);
+}
+
 static const gf_key_spec hook_keys[] = {
     {"lua", 1, load_hook_lua},
     {"function", 0, load_hook_function},
+    {"pure", 0, load_hook_pure},
 };
 
 static gf_status load_hooks(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
@@ -1730,6 +1745,22 @@ static gf_status load_lua(loader *ld) {
     gf_loc loc = node ? gf_load_text_loc(ld, node, 0) : wf->hooks[h].loc;
     status = gf_lua_find(ld->lua, wf->hooks[h].function, &ld->hook_ids[h], ld->diag, loc);
     if (status) return status;
+  }
+  /* A file whose hooks are all pure has no state between calls to save: its
+   * save_state() says that one of them keeps some after all. (A file that
+   * also gives a hook not declared pure may define it, for that one.) */
+  for (int h = 0; h < wf->nhooks; h++) {
+    int first = 1, all_pure = 1;
+    for (int e = 0; e < wf->nhooks; e++)
+      if (strcmp(wf->hooks[e].path, wf->hooks[h].path) == 0) {
+        first &= e >= h;
+        all_pure &= wf->hooks[e].pure;
+      }
+    if (first && all_pure && gf_lua_state_defined_in(ld->lua, wf->hooks[h].path))
+      return gf_load_fail(ld, ld->hook_nodes[h].pure,
+                          "hook '%s' is declared pure, but %s defines save_state(), which is for "
+                          "hooks that keep state between calls; a pure hook keeps none",
+                          wf->hooks[h].name, wf->hooks[h].path);
   }
   return GF_OK;
 }

@@ -59,9 +59,12 @@ typedef struct gf_field {
 } gf_field;
 
 typedef struct gf_hook {
-  char *name;     /* how expressions call it */
-  char *path;     /* the Lua file, resolved against the workflow's folder */
-  char *function; /* the global function in that file */
+  char *name;          /* how expressions call it */
+  char *path;          /* the Lua file, resolved against the workflow's folder */
+  char *function;      /* the global function in that file */
+  int pure;            /* `pure: true`: a function of its arguments only, so gflow may call
+                          it ahead of time and reuse results (eval.c's tables) */
+  int unary_step_call; /* a per-step expression calls it with one argument */
   gf_loc loc;
 } gf_hook;
 

@@ -502,6 +502,42 @@ static void test_binary_chunk_refused(void) {
   unlink(path);
 }
 
+/* gf_lua_call_range (a pure hook's table): the integer arguments in order,
+ * each call with its own instruction budget, stopping quietly at the first
+ * call that fails or returns no number. */
+static void test_call_range(void) {
+  fixture f;
+  CHECK_INT(fixture_open(&f, 0, SMALL_INSTRUCTIONS), GF_OK);
+  int fails = hook(&f, "hooks/pure.lua", "fails_at_500");
+  int busy = hook(&f, "hooks/limits.lua", "busy");
+  int numeric = hook(&f, "hooks/returns.lua", "ret_numeric_string");
+  int table = -1;
+  CHECK_INT(gf_lua_find(f.lua, "ret_table", &table, &f.diag, hooks_loc), GF_OK);
+  double results[10] = {0};
+  CHECK_INT(gf_lua_call_range(f.lua, fails, 495, 10, results), 5);
+  for (int i = 0; i < 5; i++) CHECK(results[i] == (495 + i) * 0.5);
+  CHECK(results[5] == 0);
+  CHECK_INT(gf_lua_call_range(f.lua, fails, -3, 3, results), 3);
+  CHECK(results[0] == -1.5);
+  /* about 60000 instructions each, 100000 the cap */
+  CHECK_INT(gf_lua_call_range(f.lua, busy, 30000, 3, results), 3);
+  CHECK(results[2] == 30002.0 * 30003.0 / 2);
+  CHECK_INT(gf_lua_call_range(f.lua, busy, 60000, 3, results), 0);
+  CHECK_INT(gf_lua_call_range(f.lua, numeric, 0, 2, results), 2);
+  CHECK(results[1] == 2.5);
+  CHECK_INT(gf_lua_call_range(f.lua, table, 0, 2, results), 0);
+  CHECK_INT(gf_lua_call_range(f.lua, 99, 0, 2, results), 0);
+  CHECK_INT(f.diag.count, 0);
+  /* A call after a stopped one has its whole budget and reports as ever. */
+  gf_status status;
+  CHECK_NEAR(call1(&f, busy, 100, "busy", &status), 5050, 0);
+  CHECK_INT(status, GF_OK);
+  call1(&f, fails, 500, "fails_at_500", &status);
+  CHECK_INT(status, GF_INTERNAL);
+  CHECK_STR(f.diag.last, "hooks/pure.lua:21: no value at 500 (hook 'fails_at_500', " CONTEXT ")");
+  fixture_close(&f);
+}
+
 /* ---- the hooks' state, for checkpoints ---- */
 
 /* save_state's value comes back through restore_state in a fresh state
@@ -584,6 +620,19 @@ static void test_state_refused(void) {
   fixture_close(&f);
 }
 
+/* Which file defines save_state (a file of pure hooks must not). */
+static void test_state_defined_in(void) {
+  fixture f;
+  CHECK_INT(fixture_open(&f, 0, 0), GF_OK);
+  CHECK_INT(gf_lua_load_file(f.lua, "hooks/pure.lua", &f.diag, hooks_loc), GF_OK);
+  CHECK_INT(gf_lua_state_defined_in(f.lua, "hooks/pure.lua"), 0);
+  CHECK_INT(gf_lua_load_file(f.lua, "hooks/state.lua", &f.diag, hooks_loc), GF_OK);
+  CHECK_INT(gf_lua_state_defined_in(f.lua, "hooks/pure.lua"), 0);
+  CHECK_INT(gf_lua_state_defined_in(f.lua, "hooks/state.lua"), 1);
+  CHECK_INT(gf_lua_state_defined_in(f.lua, "state.lua"), 0);
+  fixture_close(&f);
+}
+
 int main(void) {
   RUN(test_ricker_values);
   RUN(test_f32);
@@ -606,8 +655,10 @@ int main(void) {
   RUN(test_memory_cap_while_loading);
   RUN(test_memory_too_small_for_a_state);
   RUN(test_binary_chunk_refused);
+  RUN(test_call_range);
   RUN(test_state_round_trip);
   RUN(test_state_fingerprint);
   RUN(test_state_refused);
+  RUN(test_state_defined_in);
   return check_summary();
 }

@@ -41,6 +41,7 @@
 #define FUZZ_MAX_OVERRIDES 8 /* `--set` lines honoured after the separator */
 #define FUZZ_SEPARATOR "# --set\n"
 #define FUZZ_MAX_HOOK_CALLS 8 /* each may run up to the instruction limit */
+#define FUZZ_MAX_TABLES 2     /* pure hooks prepared (18 calls each) */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -160,7 +161,11 @@ static int split_overrides(char *text, size_t *len, gf_override *overrides) {
  * them: `when`, indices and planes cannot use hooks): initial values at cell
  * 0, hook tasks, and kernel arguments that call hooks. */
 static void call_hooks(const gf_workflow *wf, gf_eval *eval) {
-  int calls = 0;
+  int calls = 0, tables = 0;
+  /* The pure hooks' tables for a few steps (each fill stops at its first
+   * failure), as the executor prepares them; a few hooks at most. */
+  for (int h = 0; h < wf->nhooks; h++) tables += wf->hooks[h].pure && wf->hooks[h].unary_step_call;
+  if (tables <= FUZZ_MAX_TABLES) gf_eval_prepare(eval, 0, 2);
   for (int f = 0; f < wf->nfields && calls < FUZZ_MAX_HOOK_CALLS; f++) {
     if (wf->fields[f].init_kind != GF_INIT_HOOK) continue;
     double args[6] = {0}, value = 0;

@@ -31,6 +31,10 @@
  * busy; little enough that a stop (a signal, the check) drains in moments
  * rather than after the hundreds of steps the stream queues would hold. */
 #define FENCE_STEPS 16
+/* Under graph replay a fence ends a graph: a longer stretch between fences
+ * makes fewer, longer graphs (each launch costs the device a few us), and
+ * the lead is still a few launches. */
+#define FENCE_STEPS_REPLAY 128
 
 struct gf_host_ctx {
   gf_eval *eval;
@@ -172,6 +176,7 @@ typedef struct run {
                                     in the file (or, restarted, are the first run's) */
   int64_t *batch_planes;         /* scratch for a batch's planes and steps: 2 x the largest */
   replay replay;                 /* schedule: graph */
+  int64_t fence_steps;           /* FENCE_STEPS, or FENCE_STEPS_REPLAY under replay */
 } run;
 
 static int64_t now_ns(void) {
@@ -550,6 +555,7 @@ static gf_status replay_prepare(run *r, const gf_run_options *options) {
       (b->ops->event_create(b, &rp->fork) != GF_OK || b->ops->event_create(b, &rp->done) != GF_OK))
     st = replay_fail(r, "creating an event");
   rp->on = st == GF_OK;
+  if (rp->on) r->fence_steps = FENCE_STEPS_REPLAY;
   return st;
 }
 
@@ -856,12 +862,12 @@ static gf_status run_body(run *r, int body_id, int64_t n) {
 /* After step n: every FENCE_STEPS steps, waits until the streams have done
  * the work of 2 x FENCE_STEPS steps back, then records new fences. */
 static gf_status fence_step(run *r, int64_t n) {
-  if ((n + 1) % FENCE_STEPS != 0) return GF_OK;
+  if ((n + 1) % r->fence_steps != 0) return GF_OK;
   gf_status st = replay_flush(r);
   if (st != GF_OK) return st;
   gf_backend *b = r->b;
   int64_t t0 = now_ns();
-  int set = (int)(((n + 1) / FENCE_STEPS) % 2);
+  int set = (int)(((n + 1) / r->fence_steps) % 2);
   gf_event **fences = r->fences + (size_t)set * (size_t)r->nstreams;
   for (int s = 0; s < r->nstreams && st == GF_OK; s++) {
     if (r->fence_sets_used == 2 && b->ops->event_synchronize(b, fences[s]) != GF_OK)
@@ -884,7 +890,7 @@ static gf_status fence_step(run *r, int64_t n) {
  * 2 x FENCE_STEPS steps after recording it. So after 3 x FENCE_STEPS steps the
  * scans are known done and reading their result never stalls the host (a
  * stall would drain the streams' queues: a bubble each check). */
-#define CHECK_LAG (3 * FENCE_STEPS)
+#define CHECK_LAG(r) (3 * (r)->fence_steps)
 
 /* Which streams write a checked field: only their work must be joined
  * before a scan (to see step n's values) and wait for it after (not to
@@ -1001,7 +1007,7 @@ static gf_status check_resolve(run *r) {
  * last, and reads each result CHECK_LAG steps later (or at the end). */
 static gf_status check_step(run *r, int64_t n) {
   const gf_check *check = &r->wf->check;
-  int resolve = check->lagged && r->check_pending >= 0 && n - r->check_pending >= CHECK_LAG;
+  int resolve = check->lagged && r->check_pending >= 0 && n - r->check_pending >= CHECK_LAG(r);
   int due = (n + 1) % check->every == 0 || (check->lagged && n + 1 == r->wf->steps);
   gf_status st = resolve || due ? replay_flush(r) : GF_OK;
   if (st == GF_OK && resolve) st = check_resolve(r);
@@ -1486,7 +1492,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
            .eval = eval,
            .staged_slot = -1,
            .check_pending = -1,
-           .checkpoint_step = -1};
+           .checkpoint_step = -1,
+           .fence_steps = FENCE_STEPS};
   r.plan = gf_program_plan(program);
   r.comm = options->comm;
   r.host.eval = eval;

@@ -85,7 +85,7 @@ static void host_states_release(gf_host_ctx *ctx, int ntasks) {
  * scalars or addresses) is captured again and updates that graph in place;
  * a new shape is captured and instantiated (at most REPLAY_CACHE graphs are
  * kept, the least recently used goes). */
-#define REPLAY_CACHE 16
+#define REPLAY_CACHE 64
 #define REPLAY_MAX_INSTRS 4096
 
 typedef struct replay_graph {
@@ -396,11 +396,12 @@ static gf_status flush_batches(run *r, int64_t n) {
       r->flushed_through[i] = n > r->flushed_through[i] ? n : r->flushed_through[i];
       continue;
     }
-    int id = f->task * GF_MAX_TASK_TEMPS; /* the ring: the output's buffer 0 */
+    int id = f->task * GF_MAX_TASK_TEMPS; /* the ring: the output's buffer 0, two halves */
+    size_t half = (size_t)((first / f->batch) % 2) * (size_t)f->batch * wf->fields[f->field].bytes;
     gf_tag tag = {f->task, n, 0};
     gf_status st = gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
     if (st != GF_OK) return st;
-    if (b->ops->copy_async(b, r->streams[0], r->staged, r->buffers[id],
+    if (b->ops->copy_async(b, r->streams[0], r->staged, (char *)r->buffers[id] + half,
                            (size_t)open * wf->fields[f->field].bytes, tag) != GF_OK ||
         b->ops->event_record(b, r->staged_ready, r->streams[0]) != GF_OK)
       return gf_diag_error(r->diag, GF_INTERNAL,

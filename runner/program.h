@@ -219,7 +219,7 @@ void gf_emit_buffer(gf_emitter *e, int j, size_t bytes, gf_space space);
 /* A flat event of the task being emitted, `j` < GF_MAX_TASK_EVENTS, the
  * same at every step (for ordering a task's own work across its instances
  * and streams: output.c's device-side ring). */
-#define GF_MAX_TASK_EVENTS 2
+#define GF_MAX_TASK_EVENTS 3
 int gf_emit_event(gf_emitter *e, int j);
 /* For a task that gathers its instances into batches (outputs): records that
  * it runs at the step being emitted and returns how many instances it had

@@ -62,13 +62,17 @@ gf_status gf_output_add_file(loader *ld, gf_task *task, gf_file file, int *index
 }
 
 /* A batched output (k = file->batch > 1): each instance copies its plane
- * into slot i % k of a device-side ring of k planes (a run buffer, so the
- * copy has fixed addresses and a captured graph may hold it), and every k-th
- * moves the whole ring to a staging buffer in one copy and hands the writer
- * k planes. The ring's copies may run on several streams: each waits for the
- * previous slot's copy (event 0) or, at slot 0, for the previous batch's copy
- * out of the ring (event 1). A batch still open at a checkpoint or at the
- * end is flushed by the executor (exec.c). */
+ * into slot i % 2k of a device-side ring of two halves of k planes (a run
+ * buffer, so the copy has fixed addresses and a captured graph may hold
+ * it), and the instance that fills a half moves the half to a staging
+ * buffer in one copy and hands the writer k planes. While one half is
+ * copied out, the next k instances fill the other, so the copies into the
+ * ring (and the kernels that wait for them) never wait for the copy out,
+ * as a hand-written double-buffered loop does. The ring's copies may run on
+ * several streams: each waits for the previous slot's copy (event 0) or, at
+ * a half's first slot, for that half's previous copy out (event 1 + half).
+ * A batch still open at a checkpoint or at the end is flushed by the
+ * executor (exec.c, from half (first instance / k) % 2). */
 void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_expr *plane) {
   const gf_file *f = &wf->files[file];
   size_t bytes = wf->fields[f->field].bytes; /* this process's block of the plane */
@@ -86,11 +90,14 @@ void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_exp
   }
   int k = f->batch, ring = gf_emit_temp(e, 0);
   int64_t instance = gf_emit_count_instance(e), slot = instance % k;
-  gf_emit_buffer(e, 0, bytes * (size_t)k, GF_SPACE_DEVICE);
-  if (instance > 0) gf_emit(e, GF_I_WAIT)->event = gf_emit_event(e, slot > 0 ? 0 : 1);
+  int half = (int)((instance / k) % 2);
+  size_t half_offset = (size_t)half * (size_t)k * bytes;
+  gf_emit_buffer(e, 0, 2 * bytes * (size_t)k, GF_SPACE_DEVICE);
+  if (instance > 0) gf_emit(e, GF_I_WAIT)->event = gf_emit_event(e, slot > 0 ? 0 : 1 + half);
   gf_instr *copy = gf_emit(e, GF_I_COPY);
   copy->src = gf_emit_access(e, 0);
-  copy->dst = (gf_operand){.kind = GF_OPND_BUFFER, .temp = ring, .offset = (size_t)slot * bytes};
+  copy->dst = (gf_operand){
+      .kind = GF_OPND_BUFFER, .temp = ring, .offset = half_offset + (size_t)slot * bytes};
   copy->bytes = bytes;
   if (slot < k - 1) {
     gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 0);
@@ -98,11 +105,11 @@ void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_exp
   }
   gf_emit(e, GF_I_STAGE);
   gf_instr *out = gf_emit(e, GF_I_COPY);
-  out->src = (gf_operand){.kind = GF_OPND_BUFFER, .temp = ring};
+  out->src = (gf_operand){.kind = GF_OPND_BUFFER, .temp = ring, .offset = half_offset};
   out->dst = (gf_operand){.kind = GF_OPND_STAGED};
   out->bytes = bytes * (size_t)k;
   gf_emit(e, GF_I_RECORD)->event = -1;
-  gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 1);
+  gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 1 + half);
   gf_instr *write = gf_emit(e, GF_I_WRITE);
   write->file = file;
   write->param = plane;

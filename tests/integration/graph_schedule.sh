@@ -53,15 +53,15 @@ compare() {
 
 small=(--set 'grid.shape=[64,48]' --set params.nt=400)
 compare "seed, batches of 16" "$wave" "${small[@]}" --set loop.tasks.1.output.batch=16
-[ "$launches" -gt "$((2 * captures))" ] && pass ||
+[ "$launches" -gt "$captures" ] && pass ||
   fail "seed, batches of 16: $launches launches of $captures captures (expected graphs launched again)"
 compare "seed, a copy per plane" "$wave" "${small[@]}" --set loop.tasks.1.output.batch=1
 [ "$launches" -gt 0 ] && pass || fail "seed, a copy per plane: no graph launched"
 compare "seed, batches of 7 (runs across a batch's hand-off)" "$wave" "${small[@]}" \
   --set loop.tasks.1.output.batch=7
-compare "compute only" "$compute" --set 'grid.shape=[48,48]' --set params.nt=600
-[ "$captures" -le 16 ] && [ "$launches" -ge 37 ] && pass ||
-  fail "compute only: $launches launches of $captures captures (expected at most 16 captures)"
+compare "compute only" "$compute" --set 'grid.shape=[32,32]' --set params.nt=2000
+[ "$launches" -gt "$((2 * captures))" ] && pass ||
+  fail "compute only: $launches launches of $captures captures (expected graphs launched again)"
 compare "forcing n, never the same" "$compute" --set 'grid.shape=[48,48]' --set params.nt=300 \
   --set 'loop.tasks.0.args.amplitude=n'
 [ "$captures" -eq "$launches" ] && pass ||

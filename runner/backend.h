@@ -70,7 +70,9 @@
  *     the same ordering between the recorded operations as if they had been
  *     issued then; a graph can be launched again and again; a capture that
  *     reuses a graph of the same operations (other arguments) updates it in
- *     place                                         [contract_graph_replay].
+ *     place; a wait issued with graph_wait_external while capturing waits,
+ *     at each launch, for the event as last recorded before that launch
+ *                                                   [contract_graph_replay].
  * The caller adds to a failure which task, stream and step it was.
  */
 #ifndef GF_BACKEND_H
@@ -250,6 +252,10 @@ typedef struct gf_backend_ops {
   gf_status (*graph_capture_begin)(gf_backend *b, gf_stream *origin);
   gf_status (*graph_capture_end)(gf_backend *b, gf_stream *origin, gf_graph *reuse, gf_graph **out);
   gf_status (*graph_launch)(gf_backend *b, gf_graph *graph, gf_stream *s);
+  /* While `s` captures: work issued to `s` after this waits, at each launch
+   * of the graph, for the work event `e` captured when it was last recorded
+   * outside any capture before that launch (HIP's external event wait). */
+  gf_status (*graph_wait_external)(gf_backend *b, gf_stream *s, gf_event *e);
   void (*graph_destroy)(gf_backend *b, gf_graph *graph);
 } gf_backend_ops;
 

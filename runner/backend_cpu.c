@@ -830,6 +830,7 @@ static const gf_backend_ops cpu_ops = {
     .graph_capture_end = cpu_graph_capture_end,
     .graph_launch = cpu_graph_launch,
     .graph_destroy = cpu_graph_destroy,
+    .graph_wait_external = cpu_stream_wait_event, /* a replayed wait reads the event anew */
 };
 
 /* "4.5" for the _OPENMP date the compiler defines. */

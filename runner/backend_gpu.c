@@ -88,6 +88,8 @@ struct gf_stream {
 int gf_scan_finite_launch_gpu(const void *data, int64_t count, int is_f64, int finite,
                               double max_abs, void *scratch, void *result, void *stream);
 _Static_assert(sizeof(gf_scan_result) == 16, "check.hip writes gf_scan_result as two 8-byte words");
+/* kernels/copy.hip: `bytes` from one device allocation to another, on `stream`. */
+int gf_copy_launch_gpu(void *dst, const void *src, size_t bytes, void *stream);
 
 struct gf_event {
   hipEvent_t hip;
@@ -115,6 +117,14 @@ typedef struct gpu_backend {
   int resolve_at;    /* pending_count that triggers the next resolve */
   hipEvent_t *spare; /* finished timing events, reused */
   int spare_count, spare_cap;
+
+  /* The device allocations (device and pool spaces), sorted by address: a
+   * copy between two of them runs as a kernel (kernels/copy.hip). */
+  pthread_mutex_t ranges_lock;
+  struct gpu_range {
+    uintptr_t lo, hi;
+  } * ranges;
+  int nranges, ranges_cap;
 
   /* profiler ranges (name_tasks): a registered name per task */
   int ntasks;
@@ -418,6 +428,57 @@ static gf_status gpu_event_query(gf_backend *b, gf_event *e, int *done) {
 
 /* ---- memory ----------------------------------------------------------- */
 
+/* The allocations' registry; a failure to record one only means its copies
+ * go through the copy engines. */
+static void ranges_add(gpu_backend *g, void *ptr, size_t bytes) {
+  pthread_mutex_lock(&g->ranges_lock);
+  if (g->nranges == g->ranges_cap) {
+    int cap = g->ranges_cap ? 2 * g->ranges_cap : 32;
+    struct gpu_range *r = realloc(g->ranges, (size_t)cap * sizeof *r);
+    if (!r) {
+      pthread_mutex_unlock(&g->ranges_lock);
+      return;
+    }
+    g->ranges = r, g->ranges_cap = cap;
+  }
+  int i = g->nranges++;
+  while (i > 0 && g->ranges[i - 1].lo > (uintptr_t)ptr) g->ranges[i] = g->ranges[i - 1], i--;
+  g->ranges[i] = (struct gpu_range){(uintptr_t)ptr, (uintptr_t)ptr + bytes};
+  pthread_mutex_unlock(&g->ranges_lock);
+}
+
+static void ranges_remove(gpu_backend *g, void *ptr) {
+  pthread_mutex_lock(&g->ranges_lock);
+  for (int i = 0; i < g->nranges; i++)
+    if (g->ranges[i].lo == (uintptr_t)ptr) {
+      memmove(&g->ranges[i], &g->ranges[i + 1], (size_t)(g->nranges - i - 1) * sizeof *g->ranges);
+      g->nranges--;
+      break;
+    }
+  pthread_mutex_unlock(&g->ranges_lock);
+}
+
+/* Whether [ptr, ptr + bytes) lies in one device allocation. */
+static int in_device_memory(gpu_backend *g, const void *ptr, size_t bytes) {
+  uintptr_t p = (uintptr_t)ptr;
+  int found = 0;
+  pthread_mutex_lock(&g->ranges_lock);
+  int lo = 0, hi = g->nranges - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (g->ranges[mid].lo > p) {
+      hi = mid - 1;
+    } else if (g->ranges[mid].hi <= p) {
+      lo = mid + 1;
+    } else {
+      found = p + bytes <= g->ranges[mid].hi;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g->ranges_lock);
+  return found;
+}
+
 static gf_status gpu_alloc(gf_backend *b, gf_space space, size_t bytes, gf_stream *stream,
                            void **out) {
   gpu_backend *g = gpu_of(b);
@@ -425,6 +486,7 @@ static gf_status gpu_alloc(gf_backend *b, gf_space space, size_t bytes, gf_strea
   switch (space) {
     case GF_SPACE_DEVICE:
       GPU_CHECK(b, hipMalloc, (out, bytes));
+      ranges_add(g, *out, bytes);
       return GF_OK;
     case GF_SPACE_MANAGED:
       GPU_CHECK(b, hipMallocManaged, (out, bytes, hipMemAttachGlobal));
@@ -447,12 +509,14 @@ static gf_status gpu_alloc(gf_backend *b, gf_space space, size_t bytes, gf_strea
       }
       if (stream) {
         GPU_CHECK(b, hipMallocAsync, (out, bytes, stream->hip));
+        ranges_add(g, *out, bytes);
         return GF_OK;
       }
       /* Outside any stream: allocate in null-stream order and wait, so the
        * block is usable from every (non-blocking) stream at once. */
       GPU_CHECK(b, hipMallocAsync, (out, bytes, (hipStream_t)0));
       GPU_CHECK(b, hipStreamSynchronize, ((hipStream_t)0));
+      ranges_add(g, *out, bytes);
       return GF_OK;
     case GF_SPACE_COUNT:
       break;
@@ -463,6 +527,7 @@ static gf_status gpu_alloc(gf_backend *b, gf_space space, size_t bytes, gf_strea
 
 static void gpu_free(gf_backend *b, gf_space space, void *ptr, gf_stream *stream) {
   if (!ptr) return;
+  if (space == GF_SPACE_DEVICE || space == GF_SPACE_POOL) ranges_remove(gpu_of(b), ptr);
   hipError_t err = hipSuccess;
   const char *api = "";
   if (stream && space == GF_SPACE_POOL) {
@@ -540,14 +605,16 @@ static gf_status gpu_copy_timed(gf_backend *b, gf_stream *s, void *dst, const vo
     gf_status status = timing_begin(g, s, &start);
     if (status != GF_OK) return status;
   }
-  hipError_t err = hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, s->hip);
+  int on_device = in_device_memory(g, dst, bytes) && in_device_memory(g, src, bytes);
+  hipError_t err = on_device ? (hipError_t)gf_copy_launch_gpu(dst, src, bytes, (void *)s->hip)
+                             : hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, s->hip);
   if (err != hipSuccess) {
     if (timed) {
       pthread_mutex_lock(&g->timing_lock);
       timing_event_put(g, start);
       pthread_mutex_unlock(&g->timing_lock);
     }
-    return gpu_fail(b, "hipMemcpyAsync", err);
+    return gpu_fail(b, on_device ? "hipLaunchKernelGGL(copy)" : "hipMemcpyAsync", err);
   }
   return timed ? timing_end(g, s, start, tag, GF_TIMED_COPY, bytes) : GF_OK;
 }
@@ -630,6 +697,8 @@ static void gpu_destroy(gf_backend *b) {
   /* Give the pool's cached memory back (its release threshold keeps it). */
   if (!g->pool_error[0]) (void)hipMemPoolTrimTo(g->pool, 0);
   pthread_mutex_destroy(&g->timing_lock);
+  pthread_mutex_destroy(&g->ranges_lock);
+  free(g->ranges);
   free_task_names(g);
 #ifdef GPU_RANGES_NVTX
   nvtxDomainDestroy(g->domain);
@@ -762,6 +831,13 @@ static void gpu_channel_unregister(gf_backend *b, const gf_channel_handle *handl
 
 /* ---- graphs ------------------------------------------------------------ */
 
+/* Graphs need external event waits in captures (HIP 5.3 on, CUDA 11.3 on):
+ * without them (Debian's HIP 5.2) the backend has no graphs. */
+#if defined(GFLOW_HIP_ON_CUDA) || defined(hipEventWaitExternal)
+#define GPU_GRAPHS 1
+#endif
+#ifdef GPU_GRAPHS
+
 /* Thread-local capture: the writer thread's calls (event waits, copies of
  * its own) go on while the executor captures. */
 struct gf_graph {
@@ -808,10 +884,17 @@ static gf_status gpu_graph_capture_end(gf_backend *b, gf_stream *origin, gf_grap
   return GF_OK;
 }
 
+static gf_status gpu_graph_wait_external(gf_backend *b, gf_stream *s, gf_event *e) {
+  GPU_CHECK(b, hipStreamWaitEvent, (s->hip, e->hip, hipEventWaitExternal));
+  return GF_OK;
+}
+
 static gf_status gpu_graph_launch(gf_backend *b, gf_graph *g, gf_stream *s) {
   GPU_CHECK(b, hipGraphLaunch, (g->exec, s->hip));
   return GF_OK;
 }
+
+#endif /* GPU_GRAPHS */
 
 static const gf_backend_ops gpu_ops = {
     .stream_create = gpu_stream_create,
@@ -837,10 +920,13 @@ static const gf_backend_ops gpu_ops = {
     .channel_open = gpu_channel_open,
     .channel_close = gpu_channel_close,
     .channel_unregister = gpu_channel_unregister,
+#ifdef GPU_GRAPHS
     .graph_capture_begin = gpu_graph_capture_begin,
     .graph_capture_end = gpu_graph_capture_end,
     .graph_launch = gpu_graph_launch,
     .graph_destroy = gpu_graph_destroy,
+    .graph_wait_external = gpu_graph_wait_external,
+#endif
 };
 
 /* ---- creation --------------------------------------------------------- */
@@ -963,6 +1049,7 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
     g->origin_ns = before + (host_now_ns() - before) / 2;
   }
   pthread_mutex_init(&g->timing_lock, NULL);
+  pthread_mutex_init(&g->ranges_lock, NULL);
 #ifdef GPU_RANGES_NVTX
   g->domain = nvtxDomainCreateA("gflow");
 #endif

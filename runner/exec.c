@@ -115,6 +115,7 @@ typedef struct replay {
   char *joined;          /* [stream]: part of the capture or launch at hand */
   char *recorded_here;   /* [event]: recorded in the capture at hand */
   char *in_graph;        /* [event]: last recorded in a launched graph */
+  char *eager_recorded;  /* [event]: recorded outside a graph at least once */
   int64_t launches, captures, instantiations, updates;
 } replay;
 
@@ -544,13 +545,16 @@ static gf_status replay_prepare(run *r, const gf_run_options *options) {
   rp->joined = gf_calloc(ns, 1);
   rp->recorded_here = gf_calloc(ne, 1);
   rp->in_graph = gf_calloc(ne, 1);
+  rp->eager_recorded = gf_calloc(ne, 1);
   if (!rp->join || !rp->catch_up || !rp->dirty || !rp->joined || !rp->recorded_here ||
-      !rp->in_graph)
+      !rp->in_graph || !rp->eager_recorded)
     return gf_oom(r->diag, "preparing the graphs");
   gf_status st = GF_OK;
+  /* catch_up[s] is recorded on its stream before any capture waits for it */
   for (size_t s = 0; s < ns && st == GF_OK; s++)
     if (b->ops->event_create(b, &rp->join[s]) != GF_OK ||
-        b->ops->event_create(b, &rp->catch_up[s]) != GF_OK)
+        b->ops->event_create(b, &rp->catch_up[s]) != GF_OK ||
+        b->ops->event_record(b, rp->catch_up[s], r->streams[s]) != GF_OK)
       st = replay_fail(r, "creating an event");
   if (st == GF_OK &&
       (b->ops->event_create(b, &rp->fork) != GF_OK || b->ops->event_create(b, &rp->done) != GF_OK))
@@ -574,7 +578,7 @@ static void replay_release(run *r) {
   if (rp->fork) b->ops->event_destroy(b, rp->fork);
   if (rp->done) b->ops->event_destroy(b, rp->done);
   free(rp->join), free(rp->catch_up), free(rp->dirty), free(rp->joined);
-  free(rp->recorded_here), free(rp->in_graph);
+  free(rp->recorded_here), free(rp->in_graph), free(rp->eager_recorded);
   free(rp->pending), free(rp->key);
 }
 
@@ -601,6 +605,8 @@ static gf_status replay_defer(run *r, const gf_instr *in, int64_t n) {
   replay_instr_key k;
   memset(&k, 0, sizeof k); /* the padding too: keys are compared as bytes */
   k.kind = in->kind, k.stream = in->stream, k.event = in->event;
+  if (in->kind == GF_I_WAIT) /* waited for at launch when last recorded outside a graph */
+    k.bytes = !rp->in_graph[in->event] && rp->eager_recorded[in->event];
   if (in->kind == GF_I_LAUNCH) k.kernel = in->kernel, k.args_size = (unsigned)in->kernel->args_size;
   if (in->kind == GF_I_COPY) {
     k.bytes = in->bytes;
@@ -661,9 +667,11 @@ static int replay_same_shape(const unsigned char *a, size_t alen, const unsigned
 }
 
 /* Captures the pending run into a graph on stream 0: every other stream it
- * uses joins the capture through `fork` and rejoins stream 0 at the end. A
- * wait for an event recorded before the run is left out: the launch waits
- * for all earlier work (replay_flush). */
+ * uses joins the capture through `fork`, waits (at each launch) for the work
+ * issued to it outside the graphs before (catch_up), and rejoins stream 0
+ * at the end. A wait for an event recorded before the run waits, at each
+ * launch, for its last record outside a graph; one last recorded in an
+ * earlier graph is left out, as graphs run one after another. */
 static gf_status replay_capture(run *r, gf_graph *reuse, gf_graph **out) {
   replay *rp = &r->replay;
   gf_backend *b = r->b;
@@ -677,14 +685,21 @@ static gf_status replay_capture(run *r, gf_graph *reuse, gf_graph **out) {
   for (int i = 0; i < rp->npending && st == GF_OK; i++) {
     const gf_instr *in = rp->pending[i].in;
     int64_t n = rp->pending[i].n;
+    gf_stream *s = r->streams[in->stream];
     if (!rp->joined[in->stream]) {
       rp->joined[in->stream] = 1;
-      if (b->ops->stream_wait_event(b, r->streams[in->stream], rp->fork) != GF_OK) {
+      if (b->ops->stream_wait_event(b, s, rp->fork) != GF_OK ||
+          b->ops->graph_wait_external(b, s, rp->catch_up[in->stream]) != GF_OK) {
         st = replay_fail(r, "capturing");
         break;
       }
     }
-    if (in->kind == GF_I_WAIT && !rp->recorded_here[in->event]) continue;
+    if (in->kind == GF_I_WAIT && !rp->recorded_here[in->event]) {
+      if (!rp->in_graph[in->event] && rp->eager_recorded[in->event] &&
+          b->ops->graph_wait_external(b, s, r->events[in->event]) != GF_OK)
+        st = device_failure(r, in, n, "stream wait");
+      continue;
+    }
     if (in->kind == GF_I_RECORD) rp->recorded_here[in->event] = 1;
     if (in->kind == GF_I_LAUNCH) /* this step's scalars (the struct may serve several steps) */
       memcpy(in->args, rp->key + rp->pending[i].args, in->kernel->args_size);
@@ -737,11 +752,16 @@ static gf_status replay_flush(run *r) {
   }
   int64_t t0 = now_ns();
   gf_status st = GF_OK;
+  /* the streams the run uses: their own work since the last launch first */
+  memset(rp->joined, 0, (size_t)r->nstreams);
+  for (int i = 0; i < rp->npending; i++) rp->joined[rp->pending[i].in->stream] = 1;
   for (int s = 1; s < r->nstreams && st == GF_OK; s++)
-    if (rp->dirty[s] && (b->ops->event_record(b, rp->catch_up[s], r->streams[s]) != GF_OK ||
-                         b->ops->stream_wait_event(b, origin, rp->catch_up[s]) != GF_OK))
-      st = replay_fail(r, "ordering a graph after the streams' work");
-  memset(rp->dirty, 0, (size_t)r->nstreams);
+    if (rp->joined[s] && rp->dirty[s]) {
+      rp->dirty[s] = 0;
+      if (b->ops->event_record(b, rp->catch_up[s], r->streams[s]) != GF_OK)
+        st = replay_fail(r, "ordering a graph after the streams' work");
+    }
+  rp->dirty[0] = 0;
   if (st == GF_OK && !same) {
     replay_graph *g = free_slot ? free_slot : shape ? shape : oldest;
     gf_graph *graph = NULL;
@@ -805,7 +825,8 @@ static gf_status issue_eager(run *r, const gf_instr *in, int64_t n) {
                        : device_failure(
                              r, in, n, in->kind == GF_I_WAIT ? "stream wait" : "event synchronize");
   }
-  if (in->kind == GF_I_RECORD && in->event >= 0) rp->in_graph[in->event] = 0;
+  if (in->kind == GF_I_RECORD && in->event >= 0)
+    rp->in_graph[in->event] = 0, rp->eager_recorded[in->event] = 1;
   return issue(r, in, n);
 }
 

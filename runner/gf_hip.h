@@ -151,6 +151,7 @@ typedef cudaGraph_t hipGraph_t;
 typedef cudaGraphExec_t hipGraphExec_t;
 typedef cudaGraphNode_t hipGraphNode_t;
 typedef enum cudaGraphExecUpdateResult hipGraphExecUpdateResult;
+#define hipEventWaitExternal cudaEventWaitExternal
 #define hipStreamBeginCapture cudaStreamBeginCapture
 #define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
 #define hipStreamEndCapture cudaStreamEndCapture

@@ -359,6 +359,9 @@ int gf_plan_stream_count(const gf_plan *plan) {
 const char *gf_plan_stream_name(const gf_plan *plan, int stream) {
   return stream >= 0 && stream < plan->nstreams ? plan->stream_names[stream] : "host";
 }
+int gf_plan_drain_stream(const gf_plan *plan) {
+  return plan->sched.drain_stream;
+}
 int gf_plan_event_slots(const gf_plan *plan) {
   (void)plan;
   return EVENT_SLOTS;

@@ -86,6 +86,8 @@ void gf_plan_free(gf_plan *plan);
 
 int gf_plan_stream_count(const gf_plan *plan);
 const char *gf_plan_stream_name(const gf_plan *plan, int stream);
+/* The stream batched outputs copy their rings out on (schedule.h), -1: none. */
+int gf_plan_drain_stream(const gf_plan *plan);
 int gf_plan_event_slots(const gf_plan *plan); /* event slots per stream */
 /* Tasks in the order each step issues them. */
 const int *gf_plan_order(const gf_plan *plan);

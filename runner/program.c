@@ -587,6 +587,11 @@ void gf_emit_buffer(gf_emitter *e, int j, size_t bytes, gf_space space) {
   p->buffer_space[id] = space;
 }
 
+int gf_emit_drain_stream(gf_emitter *e) {
+  int s = gf_plan_drain_stream(e->program->plan);
+  return s >= 0 ? s : e->instance->stream;
+}
+
 int gf_emit_event(gf_emitter *e, int j) {
   const gf_program *p = e->program;
   return p->user_event + p->wf->nevents + e->instance->task * GF_MAX_TASK_EVENTS + j;

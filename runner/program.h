@@ -221,6 +221,9 @@ void gf_emit_buffer(gf_emitter *e, int j, size_t bytes, gf_space space);
  * and streams: output.c's device-side ring). */
 #define GF_MAX_TASK_EVENTS 3
 int gf_emit_event(gf_emitter *e, int j);
+/* The stream a batched output's copy out of its ring runs on: the plan's
+ * drain stream, else the instance's own. */
+int gf_emit_drain_stream(gf_emitter *e);
 /* For a task that gathers its instances into batches (outputs): records that
  * it runs at the step being emitted and returns how many instances it had
  * before (from step 0). */

@@ -37,10 +37,22 @@ gf_status gf_group_member(const gf_stream_group *groups, const gf_stream_ref *re
   return GF_OK;
 }
 
+/* A stream for the copies out of batched outputs' rings, when there are any. */
+static gf_status add_drain_stream(const gf_workflow *wf, gf_sched_streams *streams) {
+  streams->drain_stream = -1;
+  for (int i = 0; i < wf->nfiles; i++)
+    if (wf->files[i].batch > 1) {
+      streams->drain_stream = streams->count;
+      return add_stream(streams, gf_strdup("drain"));
+    }
+  return GF_OK;
+}
+
 /* ---- sync: one stream, the host waits for every copy ---- */
 
 static gf_status one_stream(const gf_workflow *wf, gf_sched_streams *streams) {
   (void)wf;
+  streams->drain_stream = -1;
   return add_stream(streams, gf_strdup("main"));
 }
 
@@ -74,7 +86,7 @@ static gf_status workflow_streams(const gf_workflow *wf, gf_sched_streams *strea
     char buf[128];
     st = add_stream(streams, gf_strdup(gf_workflow_stream_name(wf, s, buf, sizeof buf)));
   }
-  return st;
+  return st == GF_OK ? add_drain_stream(wf, streams) : st;
 }
 
 static gf_status task_stream(const gf_workflow *wf, gf_sched_streams *streams, int t, int64_t n,
@@ -150,7 +162,7 @@ static gf_status auto_streams(const gf_workflow *wf, gf_sched_streams *streams) 
       streams->halo_stream = streams->count;
       st = add_stream(streams, gf_strdup("halo"));
     }
-  return st;
+  return st == GF_OK ? add_drain_stream(wf, streams) : st;
 }
 
 static gf_status auto_stream(const gf_workflow *wf, gf_sched_streams *streams, int t, int64_t n,

@@ -71,8 +71,10 @@ gf_status gf_output_add_file(loader *ld, gf_task *task, gf_file file, int *index
  * as a hand-written double-buffered loop does. The ring's copies may run on
  * several streams: each waits for the previous slot's copy (event 0) or, at
  * a half's first slot, for that half's previous copy out (event 1 + half).
- * A batch still open at a checkpoint or at the end is flushed by the
- * executor (exec.c, from half (first instance / k) % 2). */
+ * The copy out runs on the plan's drain stream (schedule.h) after the
+ * half's last copy in (event 0), beside the next half's copies in. A batch
+ * still open at a checkpoint or at the end is flushed by the executor
+ * (exec.c, from half (first instance / k) % 2). */
 void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_expr *plane) {
   const gf_file *f = &wf->files[file];
   size_t bytes = wf->fields[f->field].bytes; /* this process's block of the plane */
@@ -99,17 +101,26 @@ void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_exp
   copy->dst = (gf_operand){
       .kind = GF_OPND_BUFFER, .temp = ring, .offset = half_offset + (size_t)slot * bytes};
   copy->bytes = bytes;
-  if (slot < k - 1) {
-    gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 0);
-    return;
+  gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 0);
+  if (slot < k - 1) return;
+  int drain = gf_emit_drain_stream(e);
+  if (drain != copy->stream) {
+    gf_instr *wait = gf_emit(e, GF_I_WAIT);
+    wait->stream = drain;
+    wait->event = gf_emit_event(e, 0);
   }
   gf_emit(e, GF_I_STAGE);
   gf_instr *out = gf_emit(e, GF_I_COPY);
+  out->stream = drain;
   out->src = (gf_operand){.kind = GF_OPND_BUFFER, .temp = ring, .offset = half_offset};
   out->dst = (gf_operand){.kind = GF_OPND_STAGED};
   out->bytes = bytes * (size_t)k;
-  gf_emit(e, GF_I_RECORD)->event = -1;
-  gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 1 + half);
+  gf_instr *ready = gf_emit(e, GF_I_RECORD);
+  ready->stream = drain;
+  ready->event = -1;
+  gf_instr *drained = gf_emit(e, GF_I_RECORD);
+  drained->stream = drain;
+  drained->event = gf_emit_event(e, 1 + half);
   gf_instr *write = gf_emit(e, GF_I_WRITE);
   write->file = file;
   write->param = plane;

@@ -1061,7 +1061,33 @@ static void contract_graph_replay(const contract_ctx *c) {
     snprintf(what, sizeof what, "the updated graph's launch %d", round + 1);
     contract_expect_ref(c, out, what);
   }
+  /* A read that waits, at launch, for a chain recorded after the capture. */
+  gf_stream *x = NULL;
+  gf_event *external = NULL;
+  gf_graph *read = NULL;
+  CHECK_INT(b->ops->stream_create(b, &x), GF_OK);
+  CHECK_INT(b->ops->event_create(b, &external), GF_OK);
+  CHECK_INT(b->ops->event_record(b, external, x), GF_OK);
   CHECK_INT(b->ops->synchronize(b), GF_OK);
+  CHECK_INT(b->ops->graph_capture_begin(b, a), GF_OK);
+  CHECK_INT(b->ops->event_record(b, fork, a), GF_OK);
+  CHECK_INT(b->ops->stream_wait_event(b, s, fork), GF_OK);
+  CHECK_INT(b->ops->graph_wait_external(b, s, external), GF_OK);
+  contract_wave_read(b, s, &w, out);
+  CHECK_INT(b->ops->event_record(b, join, s), GF_OK);
+  CHECK_INT(b->ops->stream_wait_event(b, a, join), GF_OK);
+  CHECK_INT(b->ops->graph_capture_end(b, a, NULL, &read), GF_OK);
+  memset(out, 0, 3 * w.bytes);
+  contract_wave_reset(b, x, &w);
+  contract_wave_chain(b, x, &w, c->steps);
+  CHECK_INT(b->ops->event_record(b, external, x), GF_OK);
+  if (read) CHECK_INT(b->ops->graph_launch(b, read, a), GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, a), GF_OK);
+  contract_expect_ref(c, out, "a graph's external wait for a chain recorded after its capture");
+  CHECK_INT(b->ops->synchronize(b), GF_OK);
+  if (read) b->ops->graph_destroy(b, read);
+  b->ops->event_destroy(b, external);
+  b->ops->stream_destroy(b, x);
   if (right != wrong) b->ops->graph_destroy(b, right);
   b->ops->graph_destroy(b, wrong);
   b->ops->free(b, GF_SPACE_PINNED, out, NULL);

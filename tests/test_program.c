@@ -135,17 +135,19 @@ static void test_wave2d_steps(void) {
 }
 
 /* The seed with batches of 16 planes: each snapshot (steps 2 .. 638, its
- * instance i = n - 2) copies U[n] into slot i % 16 of the ring on its own
- * stream, ordered after the previous slot's copy (event 0) or the previous
- * batch's copy out (event 1); only every 16th instance has host work: take a
- * staging buffer, copy the 16 planes out in one copy, hand them over. */
+ * instance i = n - 2) copies U[n] into slot i % 16 of half (i / 16) % 2 of
+ * the ring on its own stream, ordered after the previous slot's copy
+ * (event 0) or, at a half's first slot, that half's previous copy out
+ * (event 1 + half); only every 16th instance has host work: take a staging
+ * buffer, copy the half out in one copy on the drain stream (after event
+ * 0), hand it over. */
 static void test_wave2d_batched(void) {
   const char *sets[] = {"loop.tasks.1.output.batch=16"};
   compiled c;
   if (!compile("../workflows/wave2d.yaml", sets, 1, 1000, &c)) return;
   const gf_program *p = c.program;
   const size_t plane = 256 * 256 * 4;
-  int ev_slot = -1, ev_batch = -1, host_steps = 0;
+  int ev_slot = -1, ev_batch[2] = {-1, -1}, host_steps = 0;
   for (int64_t n = 0; n < 640; n++) {
     const gf_body *b = body_of(p, n);
     CHECK(b != NULL);
@@ -161,36 +163,41 @@ static void test_wave2d_batched(void) {
     CHECK_INT(ring->src.kind, GF_OPND_INSTANCE);
     CHECK_INT(ring->src.inst, n % 5);
     CHECK_INT(ring->dst.kind, GF_OPND_BUFFER);
-    CHECK_INT(ring->dst.offset, (size_t)(i % 16) * plane);
+    /* two halves of 16 planes: batch i / 16 fills half (i / 16) % 2 */
+    CHECK_INT(ring->dst.offset, (size_t)((i / 16) % 2 * 16 + i % 16) * plane);
     CHECK_INT(ring->bytes, plane);
     /* the ring's own wait comes right before its copy (the planner's waits first) */
     const gf_instr *before = ring - 1;
     if (i > 0) {
       CHECK_INT(before->kind, GF_I_WAIT);
-      int *ev = i % 16 ? &ev_slot : &ev_batch;
+      int *ev = i % 16 ? &ev_slot : &ev_batch[(i / 16) % 2];
       if (*ev < 0) *ev = before->event;
       CHECK_INT(before->event, *ev);
       CHECK_INT(before->stream, ring->stream);
     }
-    if (!closes) {
-      CHECK_INT(ring[1].kind, GF_I_RECORD);
-      CHECK_INT(ring[1].event, ev_slot < 0 ? ring[1].event : ev_slot);
-      continue;
-    }
+    CHECK_INT(ring[1].kind, GF_I_RECORD);
+    CHECK_INT(ring[1].event, ev_slot < 0 ? ring[1].event : ev_slot);
+    if (!closes) continue;
+    /* the copy out, on the drain stream after the half's last copy in */
     const gf_instr *out = ring + 1;
     while (out->kind != GF_I_COPY) out++;
     CHECK_INT(out->src.kind, GF_OPND_BUFFER);
-    CHECK_INT(out->src.offset, 0);
+    CHECK_INT(out->src.offset, (size_t)((i / 16) % 2 * 16) * plane);
     CHECK_INT(out->dst.kind, GF_OPND_STAGED);
     CHECK_INT(out->bytes, 16 * plane);
-    CHECK_INT(out->stream, ring->stream);
+    CHECK_INT(out->stream, gf_plan_drain_stream(gf_program_plan(p)));
+    CHECK(out->stream != ring->stream);
+    CHECK_INT(ring[2].kind, GF_I_WAIT);
+    CHECK_INT(ring[2].stream, out->stream);
+    CHECK_INT(ring[2].event, ring[1].event);
     const gf_instr *write = find_kind(b, GF_I_WRITE);
     CHECK_INT(write->batch, 16);
     CHECK_INT(gf_program_instances_through(p, 1, n), i + 1);
     CHECK_INT(gf_program_instance_step(p, 1, i - 15), n - 15);
   }
   CHECK_INT(host_steps, 637 / 16);
-  CHECK(ev_slot >= 0 && ev_batch >= 0 && ev_slot != ev_batch);
+  CHECK(ev_slot >= 0 && ev_batch[0] >= 0 && ev_batch[1] >= 0 && ev_slot != ev_batch[0] &&
+        ev_slot != ev_batch[1] && ev_batch[0] != ev_batch[1]);
   release(&c);
 }
 

@@ -60,7 +60,7 @@ expect_contains "$err" "gflow: cannot read $tmp/none.yaml: No such file or direc
 expect_exit 0 "validate wave2d" -- "$gflow" validate "$wave"
 expect_contains "$out" "workflow 'wave2d' is valid" "validate"
 expect_contains "$out" "steps     640, schedule events" "validate steps"
-expect_contains "$out" "streams   6: compute io[0] io[1] io[2] io[3] io[4]" "validate streams"
+expect_contains "$out" "streams   7: compute io[0] io[1] io[2] io[3] io[4] drain" "validate streams"
 expect_contains "$out" "snapshot     output array_out.dat  on io[n % 5]    runs at 637 of 640 steps" "validate tasks"
 expect_contains "$out" "device      1.5 MiB (U 5 x 256.0 KiB, V 256.0 KiB)" "validate memory"
 expect_exit 0 "validate with --set" -- "$gflow" validate "$wave" --set 'grid.shape=[512,512]' --set schedule=auto

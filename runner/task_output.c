@@ -101,10 +101,11 @@ void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_exp
   copy->dst = (gf_operand){
       .kind = GF_OPND_BUFFER, .temp = ring, .offset = half_offset + (size_t)slot * bytes};
   copy->bytes = bytes;
+  int stream = copy->stream; /* `copy` moves with the next gf_emit */
   gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 0);
   if (slot < k - 1) return;
   int drain = gf_emit_drain_stream(e);
-  if (drain != copy->stream) {
+  if (drain != stream) {
     gf_instr *wait = gf_emit(e, GF_I_WAIT);
     wait->stream = drain;
     wait->event = gf_emit_event(e, 0);

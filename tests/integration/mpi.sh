@@ -143,6 +143,14 @@ expect_exit 0 "wave2d over channels on 4 ranks (auto)" -- mpi 4 run "${wave[@]}"
   "${chan[@]}" --out "$tmp/wave-chan"
 cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-chan/array_out.dat" && pass ||
   fail "wave2d over channels on 4 ranks differs from one process"
+# schedule graph: the exchange's host calls end the graphs; over MPI and over channels
+for transport in mpi channel; do
+  expect_exit 0 "wave2d on 2 ranks (graph, $transport)" -- mpi 2 run "${wave[@]}" \
+    --set schedule=graph --set exchange.transport=$transport --set loop.tasks.1.output.batch=4 \
+    --out "$tmp/wave-graph-$transport"
+  cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-graph-$transport/array_out.dat" && pass ||
+    fail "wave2d on 2 ranks under graph ($transport) differs from one process"
+done
 leaked=""
 for f in /dev/shm/gflow-chan-*; do # gflow-chan-PID-N whose process is gone: a region nobody removed
   [ -e "$f" ] || continue

@@ -9,6 +9,14 @@
 #define GF_HD static inline
 #endif
 
+/* A loop the GPU compilers unroll whole (its bounds are constants there:
+ * template arguments); nothing on the CPU, whose compilers decide. */
+#if defined(__HIPCC__) || defined(__CUDACC__)
+#define GF_UNROLL _Pragma("unroll")
+#else
+#define GF_UNROLL
+#endif
+
 /* CPU loops worth vectorising wider where the processor allows: GCC builds
  * them twice and picks at load time (ifunc). Off under the sanitizers, whose
  * instrumentation does not combine with ifunc resolvers. */

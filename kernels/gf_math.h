@@ -10,8 +10,10 @@
 #endif
 
 /* A loop the GPU compilers unroll whole (its bounds are constants there:
- * template arguments); nothing on the CPU, whose compilers decide. */
-#if defined(__HIPCC__) || defined(__CUDACC__)
+ * template arguments); nothing for the CPU, whose compilers decide (nvcc's
+ * host pass is gcc, which knows no such pragma: __CUDA_ARCH__ is the device
+ * pass; clang, hipcc's, knows it in both). */
+#if defined(__HIPCC__) || defined(__CUDA_ARCH__)
 #define GF_UNROLL _Pragma("unroll")
 #else
 #define GF_UNROLL

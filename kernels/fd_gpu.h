@@ -160,34 +160,34 @@ __device__ __forceinline__ T laplacian(const Lap &L, At at) {
 
 /* A Scheme, what a kernel computes from the tile (wave.hip, heat.hip,
  * stencil.hip), has
- *   Type (T), kPoints, in (the input whose neighbourhood the tile holds),
- *   point[kPoints] (fields read at the cell only; NULL: not given), out,
- *   template <int NDIM, int R, typename At>
- *   T cell(At at, const T *points, int64_t element, bool in_box) const:
+ *   Type (T), kPoints (> 0), in (the input whose neighbourhood the tile
+ *   holds), point[kPoints] (fields read at the cell only; NULL: not given),
+ *   out, and
+ *   template <int NDIM, int R, typename At> T cell(At at, const T *points) const:
  * the cell's new value from at(d, k) and the points' values there (0 for
- * those not given); element is the cell's, in_box whether it is stored. */
+ * those not given). */
 
 /* 2-D and 3-D: the march. Threads: x a vector along the last axis; y a
  * march (2-D) or a row of axis 1 (3-D, marches by blockIdx.z); grid-strided
  * past the grid's limits. */
 template <typename Scheme, int NDIM, int R, int V>
-__global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY)
-    march_kernel(Scheme s, Walk w) {
+__global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY) march_kernel(Scheme s, Walk w) {
   typedef typename Scheme::Type T;
   typedef Vec<T, V> Vt;
   enum {
     B = Shape<NDIM>::kSteps,
     H = (R + V - 1) / V,
-    Q = 2 * R + B,                   /* the queue: rows i - R .. i + B - 1 + R of a batch at i */
-    Y = NDIM == 3 ? 2 * R : 1,       /* the middle axis's neighbours of a cell */
-    P = Scheme::kPoints ? Scheme::kPoints : 1
+    Q = 2 * R + B,             /* the queue: rows i - R .. i + B - 1 + R of a batch at i */
+    Y = NDIM == 3 ? 2 * R : 1, /* the middle axis's neighbours of a cell */
+    P = Scheme::kPoints
   };
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= w.nvec) return;
   const int64_t x = t * V; /* the thread's first cell along the last axis */
   const int64_t marches = (w.n0 + kMarch - 1) / kMarch;
   const int64_t ty = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
-  const int64_t y_first = NDIM == 3 ? ty : 0, y_step = NDIM == 3 ? (int64_t)gridDim.y * blockDim.y : 1;
+  const int64_t y_first = NDIM == 3 ? ty : 0,
+                y_step = NDIM == 3 ? (int64_t)gridDim.y * blockDim.y : 1;
   const int64_t m_first = NDIM == 3 ? blockIdx.z : ty;
   const int64_t m_step = NDIM == 3 ? gridDim.z : (int64_t)gridDim.y * blockDim.y;
   for (int64_t y = y_first; y < w.n1; y += y_step)
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY)
           if (NDIM == 3)
             GF_UNROLL for (int k = 0; k < Y; k++) mid[b][k] =
                 load<T, V>(row + (k < R ? k - R : k - R + 1) * w.s1);
-          GF_UNROLL for (int p = 0; p < Scheme::kPoints; p++) pt[b][p] =
+          GF_UNROLL for (int p = 0; p < P; p++) pt[b][p] =
               s.point[p] ? load<T, V>(s.point[p] + own[b]) : Vt();
         }
         Vt out[B];
@@ -226,10 +226,10 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY)
           };
           T points[P];
           GF_UNROLL for (int p = 0; p < P; p++) points[p] = pt[b][p].v[c];
-          out[b].v[c] = s.template cell<NDIM, R>(at, points, own[b] + c,
-                                                 x + c >= w.x_lo && x + c < w.x_hi);
+          out[b].v[c] = s.template cell<NDIM, R>(at, points);
         }
-        GF_UNROLL for (int b = 0; b < B; b++) if (i + b < end) store<T, V>(s.out + own[b], out[b], x, w);
+        GF_UNROLL for (int b = 0; b < B; b++) if (i + b < end)
+            store<T, V>(s.out + own[b], out[b], x, w);
         GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] = q[k + B];
       }
     }
@@ -240,7 +240,7 @@ template <typename Scheme, int R, int V>
 __global__ void __launch_bounds__(Shape<1>::kX) line_kernel(Scheme s, Walk w) {
   typedef typename Scheme::Type T;
   typedef Vec<T, V> Vt;
-  enum { H = (R + V - 1) / V, P = Scheme::kPoints ? Scheme::kPoints : 1 };
+  enum { H = (R + V - 1) / V, P = Scheme::kPoints };
   for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < w.nvec;
        t += (int64_t)gridDim.x * blockDim.x) {
     const int64_t x = t * V, e = w.first + x;
@@ -252,14 +252,13 @@ __global__ void __launch_bounds__(Shape<1>::kX) line_kernel(Scheme s, Walk w) {
       lo[h] = load<T, V>(s.in + inside(e - (h + 1) * V));
       hi[h] = load<T, V>(s.in + inside(e + (h + 1) * V));
     }
-    GF_UNROLL for (int p = 0; p < Scheme::kPoints; p++) pt[p] =
-        s.point[p] ? load<T, V>(s.point[p] + e) : Vt();
+    GF_UNROLL for (int p = 0; p < P; p++) pt[p] = s.point[p] ? load<T, V>(s.point[p] + e) : Vt();
     Vt out;
     GF_UNROLL for (int c = 0; c < V; c++) {
       auto at = [&](int, int k) -> T { return window<T, V, H>(lo, own, hi, c + k); };
       T points[P];
       GF_UNROLL for (int p = 0; p < P; p++) points[p] = pt[p].v[c];
-      out.v[c] = s.template cell<1, R>(at, points, e + c, x + c >= w.x_lo && x + c < w.x_hi);
+      out.v[c] = s.template cell<1, R>(at, points);
     }
     store<T, V>(s.out + e, out, x, w);
   }
@@ -284,16 +283,17 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hi
                          dim3(Shape<1>::kX), 0, stream, s, w);
       break;
     case 2:
-      hipLaunchKernelGGL((march_kernel<Scheme, 2, R, V>),
-                         dim3(blocks(w.nvec, Shape<2>::kX, UINT32_MAX),
-                              blocks(marches, Shape<2>::kY, kMaxBlocks)),
-                         dim3(Shape<2>::kX, Shape<2>::kY), 0, stream, s, w);
+      hipLaunchKernelGGL(
+          (march_kernel<Scheme, 2, R, V>),
+          dim3(blocks(w.nvec, Shape<2>::kX, UINT32_MAX), blocks(marches, Shape<2>::kY, kMaxBlocks)),
+          dim3(Shape<2>::kX, Shape<2>::kY), 0, stream, s, w);
       break;
     default:
-      hipLaunchKernelGGL((march_kernel<Scheme, 3, R, V>),
-                         dim3(blocks(w.nvec, Shape<3>::kX, UINT32_MAX),
-                              blocks(w.n1, Shape<3>::kY, kMaxBlocks), blocks(marches, 1, kMaxBlocks)),
-                         dim3(Shape<3>::kX, Shape<3>::kY), 0, stream, s, w);
+      hipLaunchKernelGGL(
+          (march_kernel<Scheme, 3, R, V>),
+          dim3(blocks(w.nvec, Shape<3>::kX, UINT32_MAX), blocks(w.n1, Shape<3>::kY, kMaxBlocks),
+               blocks(marches, 1, kMaxBlocks)),
+          dim3(Shape<3>::kX, Shape<3>::kY), 0, stream, s, w);
   }
   return hipGetLastError();
 }
@@ -310,12 +310,18 @@ hipError_t launch_tiles(const Scheme &s, int radius, const gf_array *a, const gf
   for (int p = 0; p < Scheme::kPoints; p++) vectors = vectors && aligned16(s.point[p]);
   if (box.lo[0] >= box.hi[0] || gf_fd_rows_of(a, box).len <= 0) return hipSuccess;
   switch (radius * 2 + vectors) {
-    case 2: return launch_walk<Scheme, 1, 1>(s, a, box, stream);
-    case 3: return launch_walk<Scheme, 1, V>(s, a, box, stream);
-    case 4: return launch_walk<Scheme, 2, 1>(s, a, box, stream);
-    case 5: return launch_walk<Scheme, 2, V>(s, a, box, stream);
-    case 8: return launch_walk<Scheme, 4, 1>(s, a, box, stream);
-    default: return launch_walk<Scheme, 4, V>(s, a, box, stream);
+    case 2:
+      return launch_walk<Scheme, 1, 1>(s, a, box, stream);
+    case 3:
+      return launch_walk<Scheme, 1, V>(s, a, box, stream);
+    case 4:
+      return launch_walk<Scheme, 2, 1>(s, a, box, stream);
+    case 5:
+      return launch_walk<Scheme, 2, V>(s, a, box, stream);
+    case 8:
+      return launch_walk<Scheme, 4, 1>(s, a, box, stream);
+    default:
+      return launch_walk<Scheme, 4, V>(s, a, box, stream);
   }
 }
 
@@ -372,25 +378,25 @@ __device__ __forceinline__ void for_my_cells(const gf_fd_rows &rows, int64_t ali
 /* fd_cell.h's functions and types under one name for both element types. */
 template <typename T>
 struct Fd;
-#define GF_FD_GPU_TRAITS(T, S)                                                           \
-  template <>                                                                            \
-  struct Fd<T> {                                                                         \
-    typedef gf_fd_lap_##S Lap;                                                           \
-    static Lap lap_of(const gf_array *a, int radius, double scale) {                     \
-      return gf_fd_lap_of_##S(a, radius, scale);                                         \
-    }                                                                                    \
-    __device__ static T wave_update(T u1, T u0, T v, T lap, T dt2) {                     \
-      return gf_fd_wave_update_##S(u1, u0, v, lap, dt2);                                 \
-    }                                                                                    \
-    __device__ static T heat_update(T t0, T lap) { return gf_fd_heat_update_##S(t0, lap); } \
-    __device__ static T force(T x, T amplitude, T pattern) {                             \
-      return gf_fd_force_##S(x, amplitude, pattern);                                     \
-    }                                                                                    \
+#define GF_FD_GPU_TRAITS(T, S)                                                                  \
+  template <>                                                                                   \
+  struct Fd<T> {                                                                                \
+    typedef gf_fd_lap_##S Lap;                                                                  \
+    static Lap lap_of(const gf_array *a, int radius, double scale) {                            \
+      return gf_fd_lap_of_##S(a, radius, scale);                                                \
+    }                                                                                           \
+    __device__ static T wave_update(T u1, T u0, T v, T lap, T dt2) {                            \
+      return gf_fd_wave_update_##S(u1, u0, v, lap, dt2);                                        \
+    }                                                                                           \
+    __device__ static T heat_update(T t0, T lap) { return gf_fd_heat_update_##S(t0, lap); }     \
+    __device__ static T force(T x, T amplitude, T pattern) {                                    \
+      return gf_fd_force_##S(x, amplitude, pattern);                                            \
+    }                                                                                           \
     __device__ static T tap(T acc, T coef, T value) { return gf_fd_tap_##S(acc, coef, value); } \
-    __device__ static T taps(T acc, const T *u, int64_t o, int n, const int64_t *offset, \
-                             const T *coef) {                                            \
-      return gf_fd_taps_##S(acc, u, o, n, offset, coef);                                 \
-    }                                                                                    \
+    __device__ static T taps(T acc, const T *u, int64_t o, int n, const int64_t *offset,        \
+                             const T *coef) {                                                   \
+      return gf_fd_taps_##S(acc, u, o, n, offset, coef);                                        \
+    }                                                                                           \
   };
 GF_FD_GPU_TRAITS(float, f32)
 GF_FD_GPU_TRAITS(double, f64)

@@ -21,7 +21,7 @@ struct HeatScheme {
   T amplitude;
 
   template <int NDIM, int R, typename At>
-  __device__ __forceinline__ T cell(At at, const T *p, int64_t, bool) const {
+  __device__ __forceinline__ T cell(At at, const T *p) const {
     const T t = Fd<T>::heat_update(at(0, 0), laplacian<NDIM, R, T>(L, at));
     return point[0] ? Fd<T>::force(t, amplitude, p[0]) : t;
   }

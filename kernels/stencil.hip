@@ -28,15 +28,15 @@ template <typename T>
 struct StencilScheme {
   typedef T Type;
   enum { kPoints = GF_STENCIL_INPUTS - 1 };
-  const T *in;              /* in0 */
-  const T *point[kPoints];  /* the inputs after it with one tap at the cell (NULL: no more) */
-  T point_coef[kPoints];    /* and their coefficients */
+  const T *in;             /* in0 */
+  const T *point[kPoints]; /* the inputs after it with one tap at the cell (NULL: no more) */
+  T point_coef[kPoints];   /* and their coefficients */
   T *out;
   uint32_t places; /* the places in0 has a tap at */
   T coef[kPlaces]; /* and their coefficients */
 
   template <int NDIM, int R, typename At>
-  __device__ __forceinline__ T cell(At at, const T *p, int64_t, bool) const {
+  __device__ __forceinline__ T cell(At at, const T *p) const {
     T acc = 0;
     if (places & 1u) acc = Fd<T>::tap(acc, coef[0], at(0, 0));
     GF_UNROLL for (int d = 0; d < NDIM; d++) GF_UNROLL for (int k = 1; k <= R; k++)
@@ -113,8 +113,8 @@ int launch(const gf_stencil_args *a, const Plan &plan, hipStream_t stream) {
     if (err != hipSuccess || from == plan.ninputs) return static_cast<int>(err);
   }
   const Grid grid = grid_of(rows, a->box, a->out.ndim);
-  hipLaunchKernelGGL((stencil_kernel<T, Plan>), grid.grid, grid.block, 0, stream, plan, from,
-                     rows, grid.align);
+  hipLaunchKernelGGL((stencil_kernel<T, Plan>), grid.grid, grid.block, 0, stream, plan, from, rows,
+                     grid.align);
   return static_cast<int>(hipGetLastError());
 }
 

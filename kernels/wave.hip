@@ -14,14 +14,14 @@ template <typename T>
 struct WaveScheme {
   typedef T Type;
   enum { kPoints = 3 };
-  const T *in;          /* U1 */
-  const T *point[3];    /* U0, V, pattern (NULL: none) */
-  T *out;               /* U2 */
+  const T *in;       /* U1 */
+  const T *point[3]; /* U0, V, pattern (NULL: none) */
+  T *out;            /* U2 */
   typename Fd<T>::Lap L;
   T dt2, amplitude;
 
   template <int NDIM, int R, typename At>
-  __device__ __forceinline__ T cell(At at, const T *p, int64_t, bool) const {
+  __device__ __forceinline__ T cell(At at, const T *p) const {
     const T u = Fd<T>::wave_update(at(0, 0), p[0], p[1], laplacian<NDIM, R, T>(L, at), dt2);
     return point[2] ? Fd<T>::force(u, amplitude, p[2]) : u;
   }

@@ -4,7 +4,8 @@
 # scripts/bench/kernels.sh that the targets are about:
 #   scripts/bench/fd-tiles.sh build   here: gflow per variant into
 #                                     .device/tiles/NAME/bin (build-nvidia.sh
-#                                     --gflow-only; a few minutes each)
+#                                     --gflow-only, stripped: 7 MB, a minute
+#                                     or two each); `default` is .device/bin's
 #   scripts/bench/fd-tiles.sh run     on the GPU machine: the copy measured
 #                                     once (.device/bin/copy_bw), then each
 #                                     variant's rows, best of REPEAT (1)
@@ -18,6 +19,7 @@ tiles() {
   cat <<'LIST'
 default:
 steps1-2:-DGF_FD_STEPS_2D=1 -DGF_FD_STEPS_3D=2
+march16:-DGF_FD_MARCH=16
 march64:-DGF_FD_MARCH=64
 block3d-32x4:-DGF_FD_BLOCK_X_3D=32 -DGF_FD_BLOCK_Y_3D=4
 vector8:-DGF_FD_VECTOR_BYTES=8
@@ -29,8 +31,8 @@ rows=${VARIANTS:-wave:f32:4:2 wave:f32:8:2 wave:f32:2:3 wave:f32:8:3 heat:f32:2:
 case ${1:-} in
   build)
     tiles | while IFS=: read -r name flags; do
-      [[ $wanted == *" $name "* ]] || continue
-      echo "== $name: ${flags:-(fd_gpu.h's defaults)}"
+      [[ $wanted == *" $name "* && $name != default ]] || continue
+      echo "== $name: $flags"
       GFLOW_DEVICE_OUT=.device/tiles/$name GFLOW_CUDA_FLAGS="$flags" scripts/gpu/build-nvidia.sh --gflow-only >/dev/null
       strip .device/tiles/$name/bin/gflow
       rm -rf .device/tiles/$name/build
@@ -43,8 +45,10 @@ case ${1:-} in
     echo "device-to-device copy: $copy GB/s"
     tiles | while IFS=: read -r name flags; do
       [[ $wanted == *" $name "* ]] || continue
-      echo "== $name: ${flags:-(fd_gpu.h's defaults)}"
-      COPY_GBS=$copy REPEAT=${REPEAT:-1} VARIANTS="$rows" BIN=.device/tiles/$name/bin \
+      echo "== $name: ${flags:-the defaults of fd_gpu.h}"
+      bin=.device/tiles/$name/bin
+      [[ $name == default ]] && bin=.device/bin
+      COPY_GBS=$copy REPEAT=${REPEAT:-1} VARIANTS="$rows" BIN=$bin \
         scripts/bench/kernels.sh --gpu | tail -n +3
     done
     ;;

@@ -110,6 +110,21 @@ static inline int64_t gf_fd_source_offset(const gf_array *a, gf_box box, const g
   return offset;
 }
 
+/* The Laplacian's sum, in the one order every caller keeps (the CPU loops
+ * through fd_cell.h's gf_fd_laplacian, the GPU tiles of fd_gpu.h from their
+ * registers): `sum` = center*AT(0, 0), then along each axis d = 0..ndim-1,
+ * for k = 1..radius, sum += w[d][k]*(AT(d, k) + AT(d, -k)), where AT(d, k)
+ * is the value k cells from the cell along axis d. */
+/* clang-format off */
+#define GF_FD_LAPLACIAN_SUM(sum, L, ndim, radius, AT)                             \
+  do {                                                                            \
+    (sum) = (L).center * AT(0, 0);                                                \
+    GF_UNROLL for (int gf_d_ = 0; gf_d_ < (ndim); gf_d_++)                        \
+      GF_UNROLL for (int gf_k_ = 1; gf_k_ <= (radius); gf_k_++)                   \
+        (sum) += (L).w[gf_d_][gf_k_] * (AT(gf_d_, gf_k_) + AT(gf_d_, -gf_k_));    \
+  } while (0)
+/* clang-format on */
+
 #define GF_FD_T float
 #define GF_FD(name) name##_f32
 #include "fd_cell.h"

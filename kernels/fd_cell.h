@@ -30,32 +30,43 @@ static inline GF_FD(gf_fd_lap) GF_FD(gf_fd_lap_of)(const gf_array *a, int radius
   return L;
 }
 
-/* scale * Laplacian of u at element `o`:
+/* scale * Laplacian of u at element `o` (fd.h's GF_FD_LAPLACIAN_SUM):
  *   center*u[o] + sum over axes d, then k = 1..radius, of w[d][k]*(u[o+k s_d] + u[o-k s_d]). */
 GF_HD GF_FD_T GF_FD(gf_fd_laplacian)(const GF_FD_T *u, int64_t o, int ndim, int radius,
                                      gf_fd_geom g, GF_FD(gf_fd_lap) L) {
-  GF_FD_T sum = L.center * u[o];
-  for (int d = 0; d < ndim; d++) {
-    const int64_t s = g.stride[d];
-    for (int k = 1; k <= radius; k++) sum += L.w[d][k] * (u[o + k * s] + u[o - k * s]);
-  }
+  GF_FD_T sum;
+#define GF_FD_AT_(d, k) u[o + (k) * g.stride[d]]
+  GF_FD_LAPLACIAN_SUM(sum, L, ndim, radius, GF_FD_AT_);
+#undef GF_FD_AT_
   return sum;
 }
 
-/* Acoustic wave, leapfrog in time: U2 = 2 U1 - U0 + dt^2 V^2 lap(U1), with L
- * the Laplacian's weights at scale 1 and dt2 = dt^2. */
+/* Acoustic wave, leapfrog in time, from the values at the cell:
+ * U2 = 2 U1 - U0 + dt^2 V^2 lap, with lap the Laplacian of U1 at scale 1 and
+ * dt2 = dt^2. */
+GF_HD GF_FD_T GF_FD(gf_fd_wave_update)(GF_FD_T u1, GF_FD_T u0, GF_FD_T v, GF_FD_T lap,
+                                       GF_FD_T dt2) {
+  return (2 * u1 - u0) + (dt2 * v * v) * lap;
+}
+
+/* The wave at element `o`, with L the Laplacian's weights at scale 1. */
 GF_HD GF_FD_T GF_FD(gf_fd_wave_cell)(const GF_FD_T *U0, const GF_FD_T *U1, const GF_FD_T *V,
                                      int64_t o, int ndim, int radius, gf_fd_geom g,
                                      GF_FD(gf_fd_lap) L, GF_FD_T dt2) {
-  const GF_FD_T v = V[o];
-  return (2 * U1[o] - U0[o]) + (dt2 * v * v) * GF_FD(gf_fd_laplacian)(U1, o, ndim, radius, g, L);
+  return GF_FD(gf_fd_wave_update)(U1[o], U0[o], V[o],
+                                  GF_FD(gf_fd_laplacian)(U1, o, ndim, radius, g, L), dt2);
 }
 
-/* Explicit diffusion: T1 = T0 + alpha dt lap(T0), with L the Laplacian's
- * weights at scale alpha*dt. */
+/* Explicit diffusion from the values at the cell: T1 = T0 + lap, with lap
+ * the Laplacian of T0 at scale alpha*dt. */
+GF_HD GF_FD_T GF_FD(gf_fd_heat_update)(GF_FD_T t0, GF_FD_T lap) {
+  return t0 + lap;
+}
+
+/* Diffusion at element `o`, with L the Laplacian's weights at scale alpha*dt. */
 GF_HD GF_FD_T GF_FD(gf_fd_heat_cell)(const GF_FD_T *T0, int64_t o, int ndim, int radius,
                                      gf_fd_geom g, GF_FD(gf_fd_lap) L) {
-  return T0[o] + GF_FD(gf_fd_laplacian)(T0, o, ndim, radius, g, L);
+  return GF_FD(gf_fd_heat_update)(T0[o], GF_FD(gf_fd_laplacian)(T0, o, ndim, radius, g, L));
 }
 
 /* The forcing's spatial part at a cell: x + amplitude * pattern. */
@@ -63,10 +74,15 @@ GF_HD GF_FD_T GF_FD(gf_fd_force)(GF_FD_T x, GF_FD_T amplitude, GF_FD_T pattern) 
   return x + amplitude * pattern;
 }
 
+/* One tap of a declared stencil: acc + coef * value. */
+GF_HD GF_FD_T GF_FD(gf_fd_tap)(GF_FD_T acc, GF_FD_T coef, GF_FD_T value) {
+  return acc + coef * value;
+}
+
 /* One input's share of a declared stencil at element `o`: `acc` plus
  * coef[t] * u[o + offset[t]] for t = 0..ntaps-1, in that order. */
 GF_HD GF_FD_T GF_FD(gf_fd_taps)(GF_FD_T acc, const GF_FD_T *u, int64_t o, int ntaps,
                                 const int64_t *offset, const GF_FD_T *coef) {
-  for (int t = 0; t < ntaps; t++) acc += coef[t] * u[o + offset[t]];
+  for (int t = 0; t < ntaps; t++) acc = GF_FD(gf_fd_tap)(acc, coef[t], u[o + offset[t]]);
   return acc;
 }

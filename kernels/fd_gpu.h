@@ -1,28 +1,339 @@
 /* fd_gpu.h - what the GPU launchers of wave, heat and stencil share (wave.hip,
- * heat.hip, stencil.hip): the thread grid over a box's rows, the per-type
+ * heat.hip, stencil.hip): the tile that walks a launch's box, the per-type
  * names of fd_cell.h's functions, and the point sources.
  *
- * Threads: x along the array's last axis, counted from a multiple of 32 so
- * that a warp's loads start on a 128-byte line whenever the rows do; y over
- * the middle axis, kRows cells a thread; z over the first (3-D); y and z
- * grid-strided past the 65535 blocks a launch allows. Not measured yet
- * (scripts/bench/kernels.sh --gpu): wave2d_4o's kernel, tiled by hand, is
- * the reference for what these should reach. */
+ * The tile is wave2d.hip's register column, made general. A thread owns V
+ * consecutive cells along the last axis: 16 bytes of them (4 f32, 2 f64),
+ * loaded and stored as one vector, where the rows allow it (a row length
+ * that is a multiple of V, 16-byte aligned fields), else one cell (V = 1).
+ * On a 2-D or 3-D grid it marches down axis 0, the slowest, kMarch cells,
+ * and keeps the marched input's values along that axis in registers: a
+ * queue of 2R + kSteps vectors, of which each batch of kSteps cells loads
+ * kSteps, so a value along axis 0 is loaded once per march rather than
+ * 2R + 1 times. The last axis's neighbours come from the H = ceil(R / V)
+ * vectors either side of the thread's own (a warp's neighbours' vectors, so
+ * from L1), the middle axis's (3-D) from the rows 1..R either side in the
+ * same plane. A batch issues all its loads before its first store. A 1-D
+ * thread owns one vector and its neighbours.
+ *
+ * Each cell is then computed by fd_cell.h's value forms, its Laplacian
+ * through fd.h's GF_FD_LAPLACIAN_SUM, in the CPU loop's order: built
+ * without contraction (cmake/gpu.cmake), the bits are the CPU's.
+ *
+ * Loads never leave the array: a batch's rows past the box are clamped to
+ * the last row the box reads (their cells are computed and not stored), a
+ * 1-D thread's neighbour vectors to the array's ends; a vector's cells
+ * outside the box along the last axis are not stored.
+ */
 #ifndef GF_KERNEL_FD_GPU_H
 #define GF_KERNEL_FD_GPU_H
+
+#include <stdint.h>
 
 #include "fd.h"
 #include "gf_hip.h"
 
+/* The tile's shape; each a -D macro so that scripts/bench/fd-tiles.sh can
+ * build variants and measure them. */
+#ifndef GF_FD_VECTOR_BYTES
+#define GF_FD_VECTOR_BYTES 16 /* a thread's cells along the last axis, in bytes; 0: one cell */
+#endif
+#ifndef GF_FD_MARCH
+#define GF_FD_MARCH 32 /* cells a thread marches down axis 0 */
+#endif
+#ifndef GF_FD_STEPS_2D
+#define GF_FD_STEPS_2D 2 /* cells of a batch along axis 0, 2-D */
+#endif
+#ifndef GF_FD_STEPS_3D
+#define GF_FD_STEPS_3D 1 /* and 3-D */
+#endif
+#ifndef GF_FD_BLOCK_X_2D
+#define GF_FD_BLOCK_X_2D 32 /* threads of a block along the last axis, 2-D */
+#endif
+#ifndef GF_FD_BLOCK_Y_2D
+#define GF_FD_BLOCK_Y_2D 4 /* and along axis 0 (marches one after another) */
+#endif
+#ifndef GF_FD_BLOCK_X_3D
+#define GF_FD_BLOCK_X_3D 16 /* threads of a block along the last axis, 3-D */
+#endif
+#ifndef GF_FD_BLOCK_Y_3D
+#define GF_FD_BLOCK_Y_3D 8 /* and along axis 1 */
+#endif
+
 namespace gf_fd_gpu {
 
-constexpr int kBlockX = 128;
-constexpr int64_t kMaxBlocks = 65535;
+constexpr int64_t kMarch = GF_FD_MARCH;
+constexpr int64_t kMaxBlocks = 65535; /* a grid's y and z */
 
-/* Cells a thread updates down the middle axis (consecutive rows). */
+/* Block shape and batch per dimensionality. */
+template <int NDIM>
+struct Shape;
+template <>
+struct Shape<1> {
+  enum { kX = 128, kY = 1, kSteps = 1 };
+};
+template <>
+struct Shape<2> {
+  enum { kX = GF_FD_BLOCK_X_2D, kY = GF_FD_BLOCK_Y_2D, kSteps = GF_FD_STEPS_2D };
+};
+template <>
+struct Shape<3> {
+  enum { kX = GF_FD_BLOCK_X_3D, kY = GF_FD_BLOCK_Y_3D, kSteps = GF_FD_STEPS_3D };
+};
+
+/* V values, loaded and stored as one vector (V * sizeof(T) is 16, 8 or 4
+ * bytes, and so is its alignment). */
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+
+template <typename T, int V>
+__device__ __forceinline__ Vec<T, V> load(const T *p) {
+  return *reinterpret_cast<const Vec<T, V> *>(p);
+}
+
+__device__ __forceinline__ int64_t lesser(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+
+/* A launch's box as the tile walks it, offsets in elements. Along the last
+ * axis, vectors of V cells from the box's first cell rounded down to a
+ * multiple of V; counted from there, the box's cells are x_lo <= x < x_hi. */
+struct Walk {
+  int64_t first;      /* element of the box's first row's first vector */
+  int64_t s0, s1;     /* strides of axis 0 (2-D, 3-D) and axis 1 (3-D) */
+  int64_t n0, n1;     /* cells of the box along them; 1 where the grid has no such axis */
+  int64_t x_lo, x_hi; /* the box along the last axis */
+  int64_t nvec;       /* vectors along the last axis */
+  int64_t total;      /* elements of the array */
+};
+
+inline Walk walk_of(const gf_array *a, const gf_box &box, int V) {
+  const gf_fd_geom g = gf_fd_geom_of(a);
+  const int n = a->ndim, last = n - 1;
+  Walk w;
+  const int64_t start = box.lo[last] - box.lo[last] % V;
+  w.first = start;
+  for (int d = 0; d < last; d++) w.first += box.lo[d] * g.stride[d];
+  w.s0 = n >= 2 ? g.stride[0] : 0;
+  w.n0 = n >= 2 ? box.hi[0] - box.lo[0] : 1;
+  w.s1 = n == 3 ? g.stride[1] : 0;
+  w.n1 = n == 3 ? box.hi[1] - box.lo[1] : 1;
+  w.x_lo = box.lo[last] - start;
+  w.x_hi = box.hi[last] - start;
+  w.nvec = (w.x_hi + V - 1) / V;
+  w.total = 1;
+  for (int d = 0; d < n; d++) w.total *= a->shape[d];
+  return w;
+}
+
+/* Element m of a row's window, m = -H*V .. V + H*V - 1 counted from the
+ * thread's first cell: the vectors left of its own (lo[0] the nearest), its
+ * own, and those right of it. */
+template <typename T, int V, int H>
+__device__ __forceinline__ T window(const Vec<T, V> *lo, const Vec<T, V> &own, const Vec<T, V> *hi,
+                                    int m) {
+  if (m < 0) return lo[(-m - 1) / V].v[V - 1 - (-m - 1) % V];
+  if (m >= V) return hi[(m - V) / V].v[(m - V) % V];
+  return own.v[m];
+}
+
+/* Stores the cells of `v` that lie in the box; x is its first cell's. */
+template <typename T, int V>
+__device__ __forceinline__ void store(T *p, const Vec<T, V> &v, int64_t x, const Walk &w) {
+  if (x >= w.x_lo && x + V <= w.x_hi) {
+    *reinterpret_cast<Vec<T, V> *>(p) = v;
+    return;
+  }
+  GF_UNROLL for (int c = 0; c < V; c++) if (x + c >= w.x_lo && x + c < w.x_hi) p[c] = v.v[c];
+}
+
+/* The Laplacian of fd.h's GF_FD_LAPLACIAN_SUM from at(d, k), the value k
+ * cells from the cell along axis d. */
+template <int NDIM, int R, typename T, typename Lap, typename At>
+__device__ __forceinline__ T laplacian(const Lap &L, At at) {
+  T sum;
+  GF_FD_LAPLACIAN_SUM(sum, L, NDIM, R, at);
+  return sum;
+}
+
+/* A Scheme, what a kernel computes from the tile (wave.hip, heat.hip,
+ * stencil.hip), has
+ *   Type (T), kPoints (> 0), in (the input whose neighbourhood the tile
+ *   holds), point[kPoints] (fields read at the cell only; NULL: not given),
+ *   out, and
+ *   template <int NDIM, int R, typename At> T cell(At at, const T *points) const:
+ * the cell's new value from at(d, k) and the points' values there (0 for
+ * those not given). */
+
+/* 2-D and 3-D: the march. Threads: x a vector along the last axis; y a
+ * march (2-D) or a row of axis 1 (3-D, marches by blockIdx.z); grid-strided
+ * past the grid's limits. */
+template <typename Scheme, int NDIM, int R, int V>
+__global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY) march_kernel(Scheme s, Walk w) {
+  typedef typename Scheme::Type T;
+  typedef Vec<T, V> Vt;
+  enum {
+    B = Shape<NDIM>::kSteps,
+    H = (R + V - 1) / V,
+    Q = 2 * R + B,             /* the queue: rows i - R .. i + B - 1 + R of a batch at i */
+    Y = NDIM == 3 ? 2 * R : 1, /* the middle axis's neighbours of a cell */
+    P = Scheme::kPoints
+  };
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= w.nvec) return;
+  const int64_t x = t * V; /* the thread's first cell along the last axis */
+  const int64_t marches = (w.n0 + kMarch - 1) / kMarch;
+  const int64_t ty = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
+  const int64_t y_first = NDIM == 3 ? ty : 0,
+                y_step = NDIM == 3 ? (int64_t)gridDim.y * blockDim.y : 1;
+  const int64_t m_first = NDIM == 3 ? blockIdx.z : ty;
+  const int64_t m_step = NDIM == 3 ? gridDim.z : (int64_t)gridDim.y * blockDim.y;
+  for (int64_t y = y_first; y < w.n1; y += y_step)
+    for (int64_t m = m_first; m < marches; m += m_step) {
+      const int64_t base = w.first + y * w.s1 + x; /* row 0 of the box, this thread's vector */
+      const int64_t end = lesser((m + 1) * kMarch, w.n0);
+      Vt q[Q];
+      int64_t i = m * kMarch;
+      GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] = load<T, V>(s.in + base + (i - R + k) * w.s0);
+      for (; i < end; i += B) {
+        /* Every load of the batch first. */
+        Vt lo[B][H], hi[B][H], mid[B][Y], pt[B][P];
+        int64_t own[B];
+        GF_UNROLL for (int b = 0; b < B; b++) {
+          own[b] = base + lesser(i + b, w.n0 - 1) * w.s0;
+          q[2 * R + b] = load<T, V>(s.in + base + lesser(i + b + R, w.n0 - 1 + R) * w.s0);
+          const T *row = s.in + own[b];
+          GF_UNROLL for (int h = 0; h < H; h++) {
+            lo[b][h] = load<T, V>(row - (h + 1) * V);
+            hi[b][h] = load<T, V>(row + (h + 1) * V);
+          }
+          if (NDIM == 3)
+            GF_UNROLL for (int k = 0; k < Y; k++) mid[b][k] =
+                load<T, V>(row + (k < R ? k - R : k - R + 1) * w.s1);
+          GF_UNROLL for (int p = 0; p < P; p++) pt[b][p] =
+              s.point[p] ? load<T, V>(s.point[p] + own[b]) : Vt();
+        }
+        Vt out[B];
+        GF_UNROLL for (int b = 0; b < B; b++) GF_UNROLL for (int c = 0; c < V; c++) {
+          /* at(d, k): axis 0 from the queue, the last axis from the window,
+           * a 3-D grid's axis 1 from mid */
+          auto at = [&](int d, int k) -> T {
+            if (d == NDIM - 1) return window<T, V, H>(lo[b], q[R + b], hi[b], c + k);
+            if (d == 0 || k == 0) return q[R + b + (d == 0 ? k : 0)].v[c];
+            return mid[b][k < 0 ? k + R : k + R - 1].v[c];
+          };
+          T points[P];
+          GF_UNROLL for (int p = 0; p < P; p++) points[p] = pt[b][p].v[c];
+          out[b].v[c] = s.template cell<NDIM, R>(at, points);
+        }
+        GF_UNROLL for (int b = 0; b < B; b++) if (i + b < end)
+            store<T, V>(s.out + own[b], out[b], x, w);
+        GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] = q[k + B];
+      }
+    }
+}
+
+/* 1-D: a vector and its neighbours a thread, grid-strided. */
+template <typename Scheme, int R, int V>
+__global__ void __launch_bounds__(Shape<1>::kX) line_kernel(Scheme s, Walk w) {
+  typedef typename Scheme::Type T;
+  typedef Vec<T, V> Vt;
+  enum { H = (R + V - 1) / V, P = Scheme::kPoints };
+  for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < w.nvec;
+       t += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t x = t * V, e = w.first + x;
+    /* a neighbour vector past the array's ends holds no cell the box reads */
+    auto inside = [&](int64_t f) { return f < 0 ? 0 : f > w.total - V ? w.total - V : f; };
+    Vt lo[H], hi[H], pt[P];
+    const Vt own = load<T, V>(s.in + e);
+    GF_UNROLL for (int h = 0; h < H; h++) {
+      lo[h] = load<T, V>(s.in + inside(e - (h + 1) * V));
+      hi[h] = load<T, V>(s.in + inside(e + (h + 1) * V));
+    }
+    GF_UNROLL for (int p = 0; p < P; p++) pt[p] = s.point[p] ? load<T, V>(s.point[p] + e) : Vt();
+    Vt out;
+    GF_UNROLL for (int c = 0; c < V; c++) {
+      auto at = [&](int, int k) -> T { return window<T, V, H>(lo, own, hi, c + k); };
+      T points[P];
+      GF_UNROLL for (int p = 0; p < P; p++) points[p] = pt[p].v[c];
+      out.v[c] = s.template cell<1, R>(at, points);
+    }
+    store<T, V>(s.out + e, out, x, w);
+  }
+}
+
+inline bool aligned16(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+template <typename Scheme, int R, int V>
+hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hipStream_t stream) {
+  const Walk w = walk_of(a, box, V);
+  const int64_t marches = (w.n0 + kMarch - 1) / kMarch;
+  /* A row too long for any grid is passed on for the runtime to reject. */
+  auto blocks = [](int64_t n, int64_t per, int64_t most) {
+    const int64_t b = (n + per - 1) / per;
+    return (unsigned)(b < most ? b : most);
+  };
+  switch (a->ndim) {
+    case 1:
+      hipLaunchKernelGGL((line_kernel<Scheme, R, V>), dim3(blocks(w.nvec, Shape<1>::kX, INT32_MAX)),
+                         dim3(Shape<1>::kX), 0, stream, s, w);
+      break;
+    case 2:
+      hipLaunchKernelGGL(
+          (march_kernel<Scheme, 2, R, V>),
+          dim3(blocks(w.nvec, Shape<2>::kX, UINT32_MAX), blocks(marches, Shape<2>::kY, kMaxBlocks)),
+          dim3(Shape<2>::kX, Shape<2>::kY), 0, stream, s, w);
+      break;
+    default:
+      hipLaunchKernelGGL(
+          (march_kernel<Scheme, 3, R, V>),
+          dim3(blocks(w.nvec, Shape<3>::kX, UINT32_MAX), blocks(w.n1, Shape<3>::kY, kMaxBlocks),
+               blocks(marches, 1, kMaxBlocks)),
+          dim3(Shape<3>::kX, Shape<3>::kY), 0, stream, s, w);
+  }
+  return hipGetLastError();
+}
+
+/* Launches Scheme's tile over `box` of `a` (the shape of every field), of
+ * radius R: 1, 2 or 4 (order 2, 4, 8); vectors where the rows and fields
+ * allow them. */
+template <typename Scheme>
+hipError_t launch_tiles(const Scheme &s, int radius, const gf_array *a, const gf_box &box,
+                        hipStream_t stream) {
+  typedef typename Scheme::Type T;
+  enum { VB = GF_FD_VECTOR_BYTES, V = VB >= (int)sizeof(T) ? VB / (int)sizeof(T) : 1 };
+  bool vectors = V > 1 && a->shape[a->ndim - 1] % V == 0 && aligned16(s.in) && aligned16(s.out);
+  for (int p = 0; p < Scheme::kPoints; p++) vectors = vectors && aligned16(s.point[p]);
+  if (box.lo[0] >= box.hi[0] || gf_fd_rows_of(a, box).len <= 0) return hipSuccess;
+  switch (radius * 2 + vectors) {
+    case 2:
+      return launch_walk<Scheme, 1, 1>(s, a, box, stream);
+    case 3:
+      return launch_walk<Scheme, 1, V>(s, a, box, stream);
+    case 4:
+      return launch_walk<Scheme, 2, 1>(s, a, box, stream);
+    case 5:
+      return launch_walk<Scheme, 2, V>(s, a, box, stream);
+    case 8:
+      return launch_walk<Scheme, 4, 1>(s, a, box, stream);
+    default:
+      return launch_walk<Scheme, 4, V>(s, a, box, stream);
+  }
+}
+
+/* The generic path (stencil.hip's taps that the tile does not take): one
+ * thread a column of kRows cells down the middle axis, each cell's value
+ * computed on its own. Threads: x along the array's last axis, counted from
+ * a multiple of 32 so that a warp's loads start on a 128-byte line whenever
+ * the rows do; y over the middle axis; z over the first (3-D); y and z
+ * grid-strided past the 65535 blocks a launch allows. */
+constexpr int kBlockX = 128;
 constexpr int kRows = 4;
 
-/* The thread grid of a box's rows; `align` threads lie before each row. */
 struct Grid {
   dim3 grid, block;
   int64_t align;
@@ -43,10 +354,8 @@ inline Grid grid_of(const gf_fd_rows &rows, const gf_box &box, int ndim) {
 }
 
 /* For this thread's cells (kRows of them down the middle axis in each of
- * its tiles): store(o, value(o)). A full tile computes every value before
- * it stores any, so all its loads are in flight at once (the output is
- * never an input: the planner refuses that), as wave2d.hip's tiles do; the
- * values themselves are computed cell by cell as on the CPU. */
+ * its tiles): store(o, value(o)), every value of a full tile before its
+ * first store (the output is never an input: the planner refuses that). */
 template <typename Value, typename Store>
 __device__ __forceinline__ void for_my_cells(const gf_fd_rows &rows, int64_t align, Value value,
                                              Store store) {
@@ -58,10 +367,8 @@ __device__ __forceinline__ void for_my_cells(const gf_fd_rows &rows, int64_t ali
       const int64_t o = rows.base + i * rows.stride_outer + j * sm + x;
       if (j + kRows <= rows.n_mid) {
         decltype(value(o)) v[kRows];
-#pragma unroll
-        for (int r = 0; r < kRows; r++) v[r] = value(o + r * sm);
-#pragma unroll
-        for (int r = 0; r < kRows; r++) store(o + r * sm, v[r]);
+        GF_UNROLL for (int r = 0; r < kRows; r++) v[r] = value(o + r * sm);
+        GF_UNROLL for (int r = 0; r < kRows; r++) store(o + r * sm, v[r]);
       } else {
         for (int64_t r = 0; j + r < rows.n_mid; r++) store(o + r * sm, value(o + r * sm));
       }
@@ -71,27 +378,25 @@ __device__ __forceinline__ void for_my_cells(const gf_fd_rows &rows, int64_t ali
 /* fd_cell.h's functions and types under one name for both element types. */
 template <typename T>
 struct Fd;
-#define GF_FD_GPU_TRAITS(T, S)                                                                    \
-  template <>                                                                                     \
-  struct Fd<T> {                                                                                  \
-    using Lap = gf_fd_lap_##S;                                                                    \
-    static Lap lap_of(const gf_array *a, int radius, double scale) {                              \
-      return gf_fd_lap_of_##S(a, radius, scale);                                                  \
-    }                                                                                             \
-    __device__ static T wave(const T *U0, const T *U1, const T *V, int64_t o, int ndim,           \
-                             int radius, gf_fd_geom g, Lap L, T dt2) {                            \
-      return gf_fd_wave_cell_##S(U0, U1, V, o, ndim, radius, g, L, dt2);                          \
-    }                                                                                             \
-    __device__ static T heat(const T *T0, int64_t o, int ndim, int radius, gf_fd_geom g, Lap L) { \
-      return gf_fd_heat_cell_##S(T0, o, ndim, radius, g, L);                                      \
-    }                                                                                             \
-    __device__ static T force(T x, T amplitude, T pattern) {                                      \
-      return gf_fd_force_##S(x, amplitude, pattern);                                              \
-    }                                                                                             \
-    __device__ static T taps(T acc, const T *u, int64_t o, int n, const int64_t *offset,          \
-                             const T *coef) {                                                     \
-      return gf_fd_taps_##S(acc, u, o, n, offset, coef);                                          \
-    }                                                                                             \
+#define GF_FD_GPU_TRAITS(T, S)                                                                  \
+  template <>                                                                                   \
+  struct Fd<T> {                                                                                \
+    typedef gf_fd_lap_##S Lap;                                                                  \
+    static Lap lap_of(const gf_array *a, int radius, double scale) {                            \
+      return gf_fd_lap_of_##S(a, radius, scale);                                                \
+    }                                                                                           \
+    __device__ static T wave_update(T u1, T u0, T v, T lap, T dt2) {                            \
+      return gf_fd_wave_update_##S(u1, u0, v, lap, dt2);                                        \
+    }                                                                                           \
+    __device__ static T heat_update(T t0, T lap) { return gf_fd_heat_update_##S(t0, lap); }     \
+    __device__ static T force(T x, T amplitude, T pattern) {                                    \
+      return gf_fd_force_##S(x, amplitude, pattern);                                            \
+    }                                                                                           \
+    __device__ static T tap(T acc, T coef, T value) { return gf_fd_tap_##S(acc, coef, value); } \
+    __device__ static T taps(T acc, const T *u, int64_t o, int n, const int64_t *offset,        \
+                             const T *coef) {                                                   \
+      return gf_fd_taps_##S(acc, u, o, n, offset, coef);                                        \
+    }                                                                                           \
   };
 GF_FD_GPU_TRAITS(float, f32)
 GF_FD_GPU_TRAITS(double, f64)
@@ -136,12 +441,6 @@ int add_sources(const gf_array *u, const gf_box &box, const gf_fd_forcing &forci
     }
   }
   return hipSuccess;
-}
-
-/* The (ndim, radius) pair of a launch as an index 0..8 into a table of
- * template instances, [ndim-1][0, 1, 2 for radius 1, 2, 4]. */
-inline int variant(int ndim, int radius) {
-  return (ndim - 1) * 3 + gf_fd_variant_radius(radius);
 }
 
 }  // namespace gf_fd_gpu

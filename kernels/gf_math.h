@@ -9,6 +9,16 @@
 #define GF_HD static inline
 #endif
 
+/* A loop the GPU compilers unroll whole (its bounds are constants there:
+ * template arguments); nothing for the CPU, whose compilers decide (nvcc's
+ * host pass is gcc, which knows no such pragma: __CUDA_ARCH__ is the device
+ * pass; clang, hipcc's, knows it in both). */
+#if defined(__HIPCC__) || defined(__CUDA_ARCH__)
+#define GF_UNROLL _Pragma("unroll")
+#else
+#define GF_UNROLL
+#endif
+
 /* CPU loops worth vectorising wider where the processor allows: GCC builds
  * them twice and picks at load time (ifunc). Off under the sanitizers, whose
  * instrumentation does not combine with ifunc resolvers. */

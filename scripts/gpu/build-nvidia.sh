@@ -11,28 +11,34 @@
 #               scripts/bench/README.md)
 #   .device/bin/compare_raw, wave2d_seed (tests/reference/, for check.sh)
 #   .device/plugins/*.so           the plugins (skipped with --no-gflow)
+# With --gflow-only, gflow alone (scripts/bench/fd-tiles.sh builds variants
+# of its kernels so).
 # Everything links cudart, libgomp, libstdc++ and libgcc statically, so the
 # programs need only glibc there (checked below). libyaml and Lua come from
 # their static archives through GFLOW_STATIC_DEPS.
-#   scripts/gpu/build-nvidia.sh [--no-gflow]
+#   scripts/gpu/build-nvidia.sh [--no-gflow | --gflow-only]
 # Environment: CUDA_HOME (/usr/local/cuda), GFLOW_CUDA_ARCH (90), JOBS (2),
-# GFLOW_CMAKE_ARGS (more -D options for gflow's CMake).
+# GFLOW_CMAKE_ARGS (more -D options for gflow's CMake), GFLOW_CUDA_FLAGS
+# (nvcc's, e.g. "-DGF_FD_MARCH=64"), GFLOW_DEVICE_OUT (.device: the folder
+# written).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-build_gflow=1
+build_gflow=1 only_gflow=0
 [[ ${1:-} == --no-gflow ]] && build_gflow=0
+[[ ${1:-} == --gflow-only ]] && only_gflow=1
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 ARCH=${GFLOW_CUDA_ARCH:-90}
 JOBS=${JOBS:-2}
-OUT=.device
+OUT=${GFLOW_DEVICE_OUT:-.device}
 LIBGOMP_A=$(gcc -print-file-name=libgomp.a)
 [[ -f $LIBGOMP_A ]] || { echo "no static libgomp ($LIBGOMP_A)" >&2; exit 1; }
 mkdir -p "$OUT/bin"
 
 targets=(test_backend_gpu bench nvtx_count)
 [[ $build_gflow == 1 ]] && targets+=(gflow gflow_heat2d gflow_sponge)
+[[ $only_gflow == 1 ]] && targets=(gflow)
 echo "== CMake (GFLOW_GPU=CUDA, static dependencies): ${targets[*]}"
 # ARCH: sm_ARCH machine code plus compute_ARCH PTX (for a newer chip's driver
 # to compile). OpenMP_gomp_LIBRARY: FindOpenMP links the static libgomp
@@ -43,8 +49,12 @@ cmake -S . -B "$OUT/build" -DCMAKE_BUILD_TYPE=Release -DGFLOW_GPU=CUDA \
   -DCMAKE_CUDA_COMPILER="$NVCC" -DOpenMP_gomp_LIBRARY="$LIBGOMP_A" \
   -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" \
   -DCMAKE_MODULE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" -DBUILD_TESTING=ON \
-  ${GFLOW_CMAKE_ARGS:-}
+  -DCMAKE_CUDA_FLAGS="${GFLOW_CUDA_FLAGS:-}" ${GFLOW_CMAKE_ARGS:-}
 cmake --build "$OUT/build" -j"$JOBS" --target "${targets[@]}"
+if [[ $only_gflow == 1 ]]; then
+  cp "$OUT/build/gflow" "$OUT/bin/gflow"
+  exit 0
+fi
 cp "$OUT/build/tests/gpu/test_backend_gpu" "$OUT/build/tests/gpu/libnvtx_count.so" "$OUT/build/bench/"* "$OUT/bin/"
 if [[ $build_gflow == 1 ]]; then
   cp "$OUT/build/gflow" "$OUT/bin/gflow"

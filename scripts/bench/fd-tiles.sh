@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# fd-tiles.sh - variants of the wave, heat and stencil GPU tiles
+# (kernels/fd_gpu.h's -D macros) against each other, on the rows of
+# scripts/bench/kernels.sh that the targets are about:
+#   scripts/bench/fd-tiles.sh build   here: gflow per variant into
+#                                     .device/tiles/NAME/bin (build-nvidia.sh
+#                                     --gflow-only, stripped: 7 MB, a minute
+#                                     or two each); `default` is .device/bin's
+#   scripts/bench/fd-tiles.sh run     on the GPU machine: the copy measured
+#                                     once (.device/bin/copy_bw), then each
+#                                     variant's rows, best of REPEAT (1)
+# Environment: TILES ("NAME ..." of the list below, default all), VARIANTS
+# (kernels.sh's rows, default those below).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+# NAME: nvcc flags (the defaults of kernels/fd_gpu.h are `default`)
+tiles() {
+  cat <<'LIST'
+default:
+steps1-2:-DGF_FD_STEPS_2D=1 -DGF_FD_STEPS_3D=2
+march16:-DGF_FD_MARCH=16
+march64:-DGF_FD_MARCH=64
+block3d-32x4:-DGF_FD_BLOCK_X_3D=32 -DGF_FD_BLOCK_Y_3D=4
+vector8:-DGF_FD_VECTOR_BYTES=8
+LIST
+}
+wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "
+rows=${VARIANTS:-wave:f32:4:2 wave:f32:8:2 wave:f32:2:3 wave:f32:8:3 heat:f32:2:2 heat:f32:8:2 heat:f32:8:3 stencil:f32:8:2 stencil:f32:8:3}
+
+case ${1:-} in
+  build)
+    tiles | while IFS=: read -r name flags; do
+      [[ $wanted == *" $name "* && $name != default ]] || continue
+      echo "== $name: $flags"
+      GFLOW_DEVICE_OUT=.device/tiles/$name GFLOW_CUDA_FLAGS="$flags" scripts/gpu/build-nvidia.sh --gflow-only >/dev/null
+      strip .device/tiles/$name/bin/gflow
+      rm -rf .device/tiles/$name/build
+      ls -la .device/tiles/$name/bin/gflow
+    done
+    ;;
+  run)
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
+    copy=$(.device/bin/copy_bw | sed -n 's/^device-to-device.*, \([0-9.]*\) GB\/s read+written.*/\1/p')
+    echo "device-to-device copy: $copy GB/s"
+    tiles | while IFS=: read -r name flags; do
+      [[ $wanted == *" $name "* ]] || continue
+      echo "== $name: ${flags:-the defaults of fd_gpu.h}"
+      bin=.device/tiles/$name/bin
+      [[ $name == default ]] && bin=.device/bin
+      COPY_GBS=$copy REPEAT=${REPEAT:-1} VARIANTS="$rows" BIN=$bin \
+        scripts/bench/kernels.sh --gpu | tail -n +3
+    done
+    ;;
+  *)
+    echo "usage: scripts/bench/fd-tiles.sh build | run" >&2
+    exit 64
+    ;;
+esac

@@ -124,8 +124,8 @@ static const gf_schedule events_schedule = {
 };
 
 /* Events' plan, issued from graphs: each run of stream work between two host
- * instructions (up to the host's fence, FENCE_STEPS steps) is captured once
- * per shape and replayed. */
+ * instructions (at most until the host's next fence) is captured, and
+ * launched again where it repeats (exec.c, graph replay). */
 static const gf_schedule graph_schedule = {
     .name = "graph",
     .summary = "the events schedule, its stream work captured into graphs and replayed",

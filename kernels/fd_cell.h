@@ -35,7 +35,7 @@ static inline GF_FD(gf_fd_lap) GF_FD(gf_fd_lap_of)(const gf_array *a, int radius
 GF_HD GF_FD_T GF_FD(gf_fd_laplacian)(const GF_FD_T *u, int64_t o, int ndim, int radius,
                                      gf_fd_geom g, GF_FD(gf_fd_lap) L) {
   GF_FD_T sum;
-#define GF_FD_AT_(d, k) u[o + (k) * g.stride[d]]
+#define GF_FD_AT_(d, k) u[o + (k)*g.stride[d]]
   GF_FD_LAPLACIAN_SUM(sum, L, ndim, radius, GF_FD_AT_);
 #undef GF_FD_AT_
   return sum;

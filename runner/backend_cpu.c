@@ -108,8 +108,8 @@ typedef struct cpu_graph_step {
 struct gf_graph {
   cpu_graph_step *steps;
   size_t count, capacity;
-  int out_of_memory; /* a step could not be recorded: capture_end fails */
-  cpu_op scratch;    /* what stream_reserve hands out then */
+  int out_of_memory;      /* a step could not be recorded: capture_end fails */
+  cpu_graph_step scratch; /* what graph_append hands out then */
 };
 
 struct gf_stream {
@@ -337,13 +337,12 @@ static void *stream_worker(void *arg) {
 
 /* Appends a step to a graph; out of memory, the graph's scratch step. */
 static cpu_graph_step *graph_append(gf_graph *g, cpu_graph_step_kind kind, gf_stream *s) {
-  static cpu_graph_step lost;
   if (g->count == g->capacity) {
     size_t capacity = g->capacity ? 2 * g->capacity : 64;
     cpu_graph_step *steps = gf_realloc(g->steps, capacity * sizeof *steps);
     if (!steps) {
       g->out_of_memory = 1;
-      return &lost;
+      return &g->scratch;
     }
     g->steps = steps;
     g->capacity = capacity;

@@ -872,13 +872,14 @@ static gf_status gpu_graph_capture_end(gf_backend *b, gf_stream *origin, gf_grap
     (void)hipGetLastError(); /* another shape: instantiate it */
   }
   gf_graph *g = gf_calloc(1, sizeof *g);
+  const char *api = "hipGraphInstantiateWithFlags";
   hipError_t err = g ? hipGraphInstantiateWithFlags(&g->exec, graph, 0) : hipErrorOutOfMemory;
-  if (err == hipSuccess) err = hipGraphUpload(g->exec, origin->hip);
+  if (err == hipSuccess) api = "hipGraphUpload", err = hipGraphUpload(g->exec, origin->hip);
   (void)hipGraphDestroy(graph);
   if (err != hipSuccess) {
     if (g && g->exec) (void)hipGraphExecDestroy(g->exec);
     free(g);
-    return gpu_fail(b, "hipGraphInstantiateWithFlags", err);
+    return gpu_fail(b, api, err);
   }
   *out = g;
   return GF_OK;

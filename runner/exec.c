@@ -723,10 +723,10 @@ static gf_status replay_capture(run *r, gf_graph *reuse, gf_graph **out) {
 
 /* Launches the pending run: the graph of the same run as it is, else the
  * run captured again, updating the graph of its shape (or the least
- * recently used one) in place where the backend can. Stream 0 first waits
- * for the work issued to the other streams since the last launch; after
- * it, the streams the graph used wait for it, and the events it recorded
- * stand for it. */
+ * recently used one) in place where the backend can. Each stream the run
+ * uses records its own work since the last launch first (catch_up, which
+ * the graph waits for); after the launch those streams wait for the graph,
+ * and the events it recorded stand for it. */
 static gf_status replay_flush(run *r) {
   replay *rp = &r->replay;
   if (!rp->npending) return GF_OK;
@@ -734,25 +734,30 @@ static gf_status replay_flush(run *r) {
   gf_stream *origin = r->streams[0];
   uint64_t hash = replay_hash(rp->key, rp->key_len);
   /* The graph of this run; else a free place; else the least recently
-   * used graph of this shape (an update), else of any. */
+   * used graph of this shape (an update), else of any. Shapes are compared
+   * only on a miss: a hit, the common case, costs the hash and one memcmp. */
   replay_graph *same = NULL, *free_slot = NULL, *shape = NULL, *oldest = NULL;
+  for (int i = 0; i < REPLAY_CACHE && !same; i++) {
+    replay_graph *g = &rp->cache[i];
+    if (g->graph && g->hash == hash && g->key_len == rp->key_len &&
+        !memcmp(g->key, rp->key, rp->key_len))
+      same = g;
+  }
   for (int i = 0; i < REPLAY_CACHE && !same; i++) {
     replay_graph *g = &rp->cache[i];
     if (!g->graph) {
       if (!free_slot) free_slot = g;
-    } else if (g->hash == hash && g->key_len == rp->key_len &&
-               !memcmp(g->key, rp->key, rp->key_len)) {
-      same = g;
-    } else {
-      if (replay_same_shape(g->key, g->key_len, rp->key, rp->key_len) &&
-          (!shape || g->used < shape->used))
-        shape = g;
-      if (!oldest || g->used < oldest->used) oldest = g;
+      continue;
     }
+    if ((!shape || g->used < shape->used) &&
+        replay_same_shape(g->key, g->key_len, rp->key, rp->key_len))
+      shape = g;
+    if (!oldest || g->used < oldest->used) oldest = g;
   }
   int64_t t0 = now_ns();
   gf_status st = GF_OK;
-  /* the streams the run uses: their own work since the last launch first */
+  /* the streams the run uses (a capture joins the same ones): their own
+   * work since the last launch first */
   memset(rp->joined, 0, (size_t)r->nstreams);
   for (int i = 0; i < rp->npending; i++) rp->joined[rp->pending[i].in->stream] = 1;
   for (int s = 1; s < r->nstreams && st == GF_OK; s++)
@@ -761,7 +766,6 @@ static gf_status replay_flush(run *r) {
       if (b->ops->event_record(b, rp->catch_up[s], r->streams[s]) != GF_OK)
         st = replay_fail(r, "ordering a graph after the streams' work");
     }
-  rp->dirty[0] = 0;
   if (st == GF_OK && !same) {
     replay_graph *g = free_slot ? free_slot : shape ? shape : oldest;
     gf_graph *graph = NULL;
@@ -791,11 +795,9 @@ static gf_status replay_flush(run *r) {
         b->ops->event_record(b, rp->done, origin) != GF_OK)
       st = replay_fail(r, "launching a graph");
   }
-  memset(rp->joined, 0, (size_t)r->nstreams);
   for (int i = 0; i < rp->npending; i++) {
     const gf_instr *in = rp->pending[i].in;
     count_instr(r, in, rp->pending[i].n);
-    rp->joined[in->stream] = 1;
     if (in->kind == GF_I_RECORD) rp->in_graph[in->event] = 1;
   }
   for (int s = 1; s < r->nstreams && st == GF_OK; s++)

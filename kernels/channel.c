@@ -6,6 +6,7 @@
 #include "channel.h"
 
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 
 #include "builtin.h"
@@ -31,6 +32,14 @@ static void wait_run_cpu(const void *args) {
     if (mono_ns() > spin_end) nanosleep(&nap, NULL);
 }
 
+/* The copy, then the signal's release store: the peer's acquiring wait sees
+ * every byte. */
+static void put_signal_run_cpu(const void *args) {
+  const gf_channel_put_signal_args *a = args;
+  if (a->bytes) memcpy(a->dst, a->src, (size_t)a->bytes);
+  atomic_store_explicit((_Atomic uint64_t *)a->slot, a->value, memory_order_release);
+}
+
 static const gf_param channel_params[] = {{NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL}};
 
 const gf_kernel gf_kernel_channel_signal = {
@@ -49,4 +58,13 @@ const gf_kernel gf_kernel_channel_wait = {
     .args_size = sizeof(gf_channel_slot_args),
     .run_cpu = wait_run_cpu,
     .launch_gpu = GF_GPU_LAUNCHER(gf_channel_wait_launch_gpu),
+};
+
+const gf_kernel gf_kernel_channel_put_signal = {
+    .name = "channel_put_signal",
+    .help = "copies into a channel peer's region, then stores a value into its slot",
+    .params = channel_params,
+    .args_size = sizeof(gf_channel_put_signal_args),
+    .run_cpu = put_signal_run_cpu,
+    .launch_gpu = GF_GPU_LAUNCHER(gf_channel_put_signal_launch_gpu),
 };

@@ -1,9 +1,12 @@
-/* channel.h - the two one-thread kernels of a channel's signal and wait
- * (runner/channel.c): a signal stores a value into a slot of registered
- * memory (the peer's) once the stream's earlier work is done; a wait polls a
- * slot (its own) until it holds at least a value. The CPU's (channel.c here)
- * use C11 atomics on shared memory, the GPU's (channel.hip) volatile accesses
- * and a system-wide fence. Internal: not in `gflow kernels`.
+/* channel.h - the kernels of a channel's operations (runner/channel.c): a
+ * signal stores a value into a slot of registered memory (the peer's) once
+ * the stream's earlier work is done; a wait polls a slot (its own) until it
+ * holds at least a value; a put with signal copies into the peer's region and
+ * then signals, in one kernel (MSCCL++'s putWithSignal). The CPU's
+ * (channel.c here) use C11 atomics on shared memory, the GPU's (channel.hip)
+ * volatile accesses and system-wide fences, and the GPU's threads for the
+ * copy (stores over NVLink or within the device). Internal: not in
+ * `gflow kernels`.
  */
 #ifndef GF_KERNEL_CHANNEL_H
 #define GF_KERNEL_CHANNEL_H
@@ -17,14 +20,30 @@ typedef struct gf_channel_slot_args {
   uint64_t value;
 } gf_channel_slot_args;
 
+/* A put and its signal: `bytes` from `src` to `dst` (the peer's region), then
+ * `value` into `slot` (the peer's) once every byte is visible to the peer.
+ * The GPU's blocks count themselves done in `arrivals` (4 bytes of the
+ * sender's own region, 0 between puts: the last block puts it back), and the
+ * last one signals; so a slot's puts with signal are issued on one stream. */
+typedef struct gf_channel_put_signal_args {
+  void *dst;
+  const void *src;
+  uint64_t bytes;
+  uint64_t *slot;
+  uint64_t value;
+  uint32_t *arrivals;
+} gf_channel_put_signal_args;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-extern const gf_kernel gf_kernel_channel_signal, gf_kernel_channel_wait;
+extern const gf_kernel gf_kernel_channel_signal, gf_kernel_channel_wait,
+    gf_kernel_channel_put_signal;
 
 /* GPU launchers (channel.hip). */
 int gf_channel_signal_launch_gpu(const void *args, void *stream);
 int gf_channel_wait_launch_gpu(const void *args, void *stream);
+int gf_channel_put_signal_launch_gpu(const void *args, void *stream);
 #ifdef __cplusplus
 }
 #endif

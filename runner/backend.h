@@ -51,10 +51,11 @@
  *     same memory: bytes written through either mapping are read through the
  *     other once the writes are ordered before the reads (rule 14)
  *                                                  [contract_channel_memory];
- * 14. a channel's put, get, signal and wait (gf_channel, below) are ordered
- *     on their stream like any other work: put writes the peer's region, get
- *     reads it; signal stores `value` into a slot of the peer's region once
- *     all work issued to its stream before it has completed; wait holds the
+ * 14. a channel's put, get, signal, put with signal and wait (gf_channel,
+ *     below) are ordered on their stream like any other work: put writes
+ *     the peer's region, get reads it; signal stores `value` into a slot of
+ *     the peer's region once all work issued to its stream before it has
+ *     completed (a put with signal: and its own bytes); wait holds the
  *     work issued to its stream after it until the slot of its own region
  *     holds at least `value`, and that work then sees everything the
  *     signalling stream did before the signal, its puts included
@@ -294,7 +295,12 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
  * wait are stream operations (rule 14): a put is a copy into the peer's
  * region, a signal a one-thread kernel that stores a slot's value after the
  * stream's earlier work, a wait a kernel that polls its own slot until the
- * value arrives. Slot values only grow: a sequence number per use. The
+ * value arrives. A put with signal is a put and a signal in one kernel whose
+ * threads copy (on a GPU, stores over NVLink rather than the copy engines):
+ * one launch instead of two, and the signal as soon as the bytes land; its
+ * source must be memory the backend's kernels reach, and a slot's puts with
+ * signal are issued on one stream. Slot values only grow: a sequence number
+ * per use. The
  * backend must have channel_register (GF_INTERNAL with the reason in
  * b->error otherwise). */
 typedef struct gf_channel gf_channel;
@@ -313,6 +319,8 @@ gf_status gf_channel_put(gf_channel *ch, gf_stream *s, size_t offset, const void
 gf_status gf_channel_get(gf_channel *ch, gf_stream *s, void *dst, size_t offset, size_t bytes,
                          gf_tag tag);
 gf_status gf_channel_signal(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag);
+gf_status gf_channel_put_signal(gf_channel *ch, gf_stream *s, size_t offset, const void *src,
+                                size_t bytes, int slot, uint64_t value, gf_tag tag);
 gf_status gf_channel_wait(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag);
 /* Closes the peer's region and unregisters this end's; no queued work may
  * still use either. */

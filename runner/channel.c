@@ -3,9 +3,12 @@
  *
  * An end's region: `bytes` of data (its inbox), rounded up to 64, then
  * GF_CHANNEL_SLOTS slots of 64 bytes each (a slot's 8-byte value alone on
- * its cache line). Put and get are the backend's copies to and from the
- * peer's region; signal and wait launch the one-thread kernels of
- * kernels/channel.h on the peer's slot and on one's own.
+ * its cache line), then as many lines of arrivals, the count a put with
+ * signal on that slot keeps of its GPU blocks (this end's own, never the
+ * peer's). Put and get are the backend's copies to and from the peer's
+ * region; signal and wait launch the one-thread kernels of
+ * kernels/channel.h on the peer's slot and on one's own; a put with signal
+ * the kernel that copies and then signals.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,13 +29,21 @@ struct gf_channel {
   size_t peer_bytes;        /* the peer's inbox */
 };
 
+static size_t data_of(size_t bytes) {
+  return (bytes + SLOT_STRIDE - 1) / SLOT_STRIDE * SLOT_STRIDE;
+}
+
 static size_t region_of(size_t bytes) {
-  return (bytes + SLOT_STRIDE - 1) / SLOT_STRIDE * SLOT_STRIDE + GF_CHANNEL_SLOTS * SLOT_STRIDE;
+  return data_of(bytes) + 2 * GF_CHANNEL_SLOTS * SLOT_STRIDE;
 }
 
 static uint64_t *slot_at(void *region, size_t bytes, int slot) {
-  return (uint64_t *)((unsigned char *)region + region_of(bytes) -
-                      (size_t)(GF_CHANNEL_SLOTS - slot) * SLOT_STRIDE);
+  return (uint64_t *)((unsigned char *)region + data_of(bytes) + (size_t)slot * SLOT_STRIDE);
+}
+
+static uint32_t *arrivals_at(void *region, size_t bytes, int slot) {
+  return (uint32_t *)((unsigned char *)region + data_of(bytes) +
+                      (size_t)(GF_CHANNEL_SLOTS + slot) * SLOT_STRIDE);
 }
 
 static gf_status channel_fail(gf_backend *b, const char *what) {
@@ -114,13 +125,16 @@ gf_status gf_channel_get(gf_channel *ch, gf_stream *s, void *dst, size_t offset,
   return ch->b->ops->copy_async(ch->b, s, dst, (unsigned char *)ch->remote + offset, bytes, tag);
 }
 
+static gf_status check_slot(gf_channel *ch, int slot) {
+  if (slot >= 0 && slot < GF_CHANNEL_SLOTS) return GF_OK;
+  snprintf(ch->b->error, sizeof ch->b->error, "channel slot %d is not one of 0 to %d", slot,
+           GF_CHANNEL_SLOTS - 1);
+  return GF_INTERNAL;
+}
+
 static gf_status slot_op(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag,
                          int signal) {
-  if (slot < 0 || slot >= GF_CHANNEL_SLOTS) {
-    snprintf(ch->b->error, sizeof ch->b->error, "channel slot %d is not one of 0 to %d", slot,
-             GF_CHANNEL_SLOTS - 1);
-    return GF_INTERNAL;
-  }
+  if (check_slot(ch, slot) != GF_OK) return GF_INTERNAL;
   if (signal && !ch->remote)
     return channel_fail(ch->b, "channel signal before the channel is connected");
   gf_channel_slot_args args = {
@@ -132,6 +146,17 @@ static gf_status slot_op(gf_channel *ch, gf_stream *s, int slot, uint64_t value,
 
 gf_status gf_channel_signal(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag) {
   return slot_op(ch, s, slot, value, tag, 1);
+}
+
+gf_status gf_channel_put_signal(gf_channel *ch, gf_stream *s, size_t offset, const void *src,
+                                size_t bytes, int slot, uint64_t value, gf_tag tag) {
+  gf_status st = check_slot(ch, slot);
+  if (st == GF_OK) st = check_region(ch, offset, bytes, "put with signal");
+  if (st != GF_OK) return st;
+  gf_channel_put_signal_args args = {
+      (unsigned char *)ch->remote + offset,      src,   bytes,
+      slot_at(ch->remote, ch->peer_bytes, slot), value, arrivals_at(ch->local, ch->bytes, slot)};
+  return ch->b->ops->launch(ch->b, s, &gf_kernel_channel_put_signal, &args, tag);
 }
 
 gf_status gf_channel_wait(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag) {

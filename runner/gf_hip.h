@@ -55,6 +55,8 @@ typedef struct cudaDeviceProp hipDeviceProp_t;
 #define hipSetDevice cudaSetDevice
 #define hipGetDevice cudaGetDevice
 #define hipGetDeviceProperties cudaGetDeviceProperties
+#define hipDeviceGetAttribute cudaDeviceGetAttribute
+#define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
 #define hipDeviceGetPCIBusId cudaDeviceGetPCIBusId
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipMemGetInfo cudaMemGetInfo

@@ -261,9 +261,8 @@ static gf_status channel_exchange(gf_host_ctx *ctx, const gf_workflow *wf, int t
     if (hc->ch[side]) st = gf_channel_wait(hc->ch[side], s, READY, use - 1, tag);
   for (int side = 0; side < 2 && st == GF_OK; side++) {
     if (!hc->ch[side]) continue;
-    st = gf_channel_put(hc->ch[side], s, 0, send + send_at[side],
-                        (size_t)cells_of(&h->send[side]) * elem, tag);
-    if (st == GF_OK) st = gf_channel_signal(hc->ch[side], s, DATA, use, tag);
+    st = gf_channel_put_signal(hc->ch[side], s, 0, send + send_at[side],
+                               (size_t)cells_of(&h->send[side]) * elem, DATA, use, tag);
   }
   for (int side = 0; side < 2 && st == GF_OK; side++) {
     if (!hc->ch[side]) continue;

@@ -947,7 +947,10 @@ static void contract_channel_put_signal_wait(const contract_ctx *c) {
   CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w.bytes, NULL, (void **)&out), GF_OK);
   gf_channel *ch[2];
   if (out && contract_channel_pair(b, 3 * w.bytes, ch)) {
-    for (int round = 1; round <= 3; round++) {
+    /* Rounds 1 to 3 put and then signal; 4 and 5 put with signal, each
+     * field with its own signal on slot 3, the wait for the last one. */
+    for (int round = 1; round <= 5; round++) {
+      int fused = round > 3;
       for (int i = 0; i < 3; i++)
         CHECK_INT(b->ops->copy_async(b, s, (unsigned char *)gf_channel_inbox(ch[1]) + i * w.bytes,
                                      w.zeros, w.bytes, contract_no_tag),
@@ -957,9 +960,16 @@ static void contract_channel_put_signal_wait(const contract_ctx *c) {
       contract_wave_reset(b, a, &w);
       contract_wave_chain(b, a, &w, c->steps);
       for (int i = 0; i < 3; i++)
-        CHECK_INT(gf_channel_put(ch[0], a, i * w.bytes, w.f[i], w.bytes, contract_no_tag), GF_OK);
-      CHECK_INT(gf_channel_signal(ch[0], a, 2, (uint64_t)round, contract_no_tag), GF_OK);
-      CHECK_INT(gf_channel_wait(ch[1], s, 2, (uint64_t)round, contract_no_tag), GF_OK);
+        CHECK_INT(fused ? gf_channel_put_signal(ch[0], a, i * w.bytes, w.f[i], w.bytes, 3,
+                                                (uint64_t)(3 * round + i), contract_no_tag)
+                        : gf_channel_put(ch[0], a, i * w.bytes, w.f[i], w.bytes, contract_no_tag),
+                  GF_OK);
+      if (fused) {
+        CHECK_INT(gf_channel_wait(ch[1], s, 3, (uint64_t)(3 * round + 2), contract_no_tag), GF_OK);
+      } else {
+        CHECK_INT(gf_channel_signal(ch[0], a, 2, (uint64_t)round, contract_no_tag), GF_OK);
+        CHECK_INT(gf_channel_wait(ch[1], s, 2, (uint64_t)round, contract_no_tag), GF_OK);
+      }
       CHECK_INT(
           b->ops->copy_async(b, s, out, gf_channel_inbox(ch[1]), 3 * w.bytes, contract_no_tag),
           GF_OK);
@@ -972,6 +982,10 @@ static void contract_channel_put_signal_wait(const contract_ctx *c) {
     b->error[0] = '\0';
     CHECK_INT(gf_channel_signal(ch[0], a, GF_CHANNEL_SLOTS, 1, contract_no_tag), GF_INTERNAL);
     CHECK(strstr(b->error, "slot") != NULL);
+    b->error[0] = '\0';
+    CHECK_INT(gf_channel_put_signal(ch[0], a, 1, w.f[0], 3 * w.bytes, 3, 99, contract_no_tag),
+              GF_INTERNAL);
+    CHECK(strstr(b->error, "put with signal of") != NULL);
   }
   gf_channel_free(ch[0]);
   gf_channel_free(ch[1]);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # channel.sh - issue 13's memory channel (backend.h, MSCCL++'s MemoryChannel,
 # seed 004): the seed's bidirectional copy table at 1 KiB, 1 MiB and 128 MiB,
-# BW = bytes / (time per iteration), through gflow's channel (put, signal,
-# wait each iteration) and, side by side, through hipMemcpyPeerAsync into the
-# other rank's memory (GPU) or an MPI exchange (CPU); two ranks
-# (scripts/bench/channel_bench.c). Then the ghost-cell exchange itself:
+# BW = bytes / (time per iteration), through gflow's channel (each iteration
+# a put, a signal and a wait, or a put with signal and a wait) and, side by
+# side, through hipMemcpyPeerAsync into the other rank's memory (GPU) or an
+# MPI exchange (CPU); two ranks (scripts/bench/channel_bench.c), issued one
+# by one and, on a GPU, captured into a graph and replayed as the seed does. Then the ghost-cell exchange itself:
 # GhostExchange's blur on 2 ranks with exchange.transport mpi and channel.
 #   scripts/bench/channel.sh                  # GPU: binaries of scripts/gpu/build-nvidia.sh
 #   GPUS=2 scripts/bench/channel.sh           # two GPUs, one per rank (issue 15's figures)
@@ -31,6 +32,12 @@ np2() { timeout "${TIMEOUT:-300}" mpirun -np 2 "$@"; } # a wait that never ends 
 echo "1. bidirectional copy, 2 ranks, $backend, $gpus GPU(s)"
 np2 "$bench" --backend "$backend" --gpus "$gpus" --repeat "$repeat" --scale "$scale" ||
   echo "channel_bench failed"
+if [ "$backend" = gpu ]; then
+  echo
+  echo "1b. the same, each loop captured into a graph and replayed (the seed's program does so)"
+  np2 "$bench" --backend "$backend" --gpus "$gpus" --repeat "$repeat" --scale "$scale" --graph ||
+    echo "channel_bench --graph failed"
+fi
 
 echo
 echo "2. the ghost-cell exchange on 2 ranks: GhostExchange's blur, loop time, best of $repeat"

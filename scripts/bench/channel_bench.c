@@ -1,22 +1,31 @@
 /* channel_bench.c - the seed's bidirectional copy (MSCCL++'s MemoryChannel
  * tutorial, seed 004) through gflow's channel (backend.h) and through the
- * plain way, side by side, between two ranks (mpirun -np 2):
+ * plain way, side by side, between two ranks (mpirun -np 2). Each iteration,
+ * each rank sends `bytes` into the other's memory and the two meet:
  *
- *   channel   each iteration, each rank puts `bytes` into the other's
- *             registered memory, signals, and waits for the other's signal
- *             (gf_channel_put, _signal, _wait on one stream): the seed's loop
- *   peer copy GPU: hipMemcpyPeerAsync into the other rank's memory (opened
- *             through its IPC handle), back to back on a stream, the two
- *             ranks meeting only before and after the loop (the copy engine's
- *             bound, no handshake per iteration); CPU: an MPI exchange per
- *             iteration (MPI_Irecv + MPI_Isend + wait, through comm.c)
+ *   put, signal   gf_channel_put (the backend's copy: a copy engine on a
+ *                 GPU), gf_channel_signal, gf_channel_wait: three operations
+ *   put+signal    gf_channel_put_signal (one kernel whose threads copy, then
+ *                 signal), gf_channel_wait: two operations, the seed's loop
+ *   peer copy     GPU: hipMemcpyPeerAsync into the other rank's memory
+ *                 (opened through its IPC handle; in a graph, which takes
+ *                 no hipMemcpyPeerAsync, hipMemcpyAsync between the two
+ *                 addresses), back to back on a stream,
+ *                 the two ranks meeting only before and after the loop (the
+ *                 copy engine's bound, no handshake per iteration); CPU: an
+ *                 MPI exchange per iteration (MPI_Irecv + MPI_Isend + wait,
+ *                 through comm.c)
  *
- * BW = bytes / (elapsed time per iteration), in GB/s (10^9), the seed's
- * formula (134217728 B at 0.388549 ms/iter is its 345.433 GB/s); elapsed is
- * the slower rank's, best of `repeat`. With --gpus 1 both ranks share GPU 0
- * (IPC on one device); with --gpus 2 rank r takes GPU r (issue 15's figures).
+ * With --graph (GPU), every loop is captured once into a graph and replayed,
+ * as the seed's program does (and as gflow's graph schedule would): the
+ * channel's through the backend's graph capture, the peer copies' through
+ * HIP's. BW = bytes / (elapsed time per iteration), in GB/s (10^9), the
+ * seed's formula (134217728 B at 0.388549 ms/iter is its 345.433 GB/s);
+ * elapsed is the slower rank's, best of `repeat`. With --gpus 1 both ranks
+ * share GPU 0 (IPC on one device); with --gpus 2 rank r takes GPU r (issue
+ * 15's figures).
  *
- *   mpirun -np 2 channel_bench [--backend gpu|cpu] [--gpus N] [--repeat R] [--scale S]
+ *   mpirun -np 2 channel_bench [--backend gpu|cpu] [--gpus N] [--repeat R] [--scale S] [--graph]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -69,38 +78,80 @@ typedef struct bench {
   void *host; /* CPU baseline: the receive buffer */
 } bench;
 
-/* Seconds per iteration of `iters` channel iterations, this rank. */
-static double run_channel(bench *x, size_t bytes, int iters) {
+enum { PUT_SIGNAL_WAIT, PUT_WITH_SIGNAL, PEER_COPY, VARIANTS };
+static const char *const variant_names[VARIANTS] = {"put, signal", "put+signal", "peer copy"};
+
+/* One channel iteration on the bench's stream. */
+static gf_status channel_iteration(bench *x, int variant, size_t bytes) {
   gf_tag tag = {-1, -1, -1};
+  x->signals++;
+  gf_status st = variant == PUT_WITH_SIGNAL
+                     ? gf_channel_put_signal(x->ch, x->s, 0, x->src, bytes, 0, x->signals, tag)
+                     : gf_channel_put(x->ch, x->s, 0, x->src, bytes, tag);
+  if (st == GF_OK && variant == PUT_SIGNAL_WAIT)
+    st = gf_channel_signal(x->ch, x->s, 0, x->signals, tag);
+  if (st == GF_OK) st = gf_channel_wait(x->ch, x->s, 0, x->signals, tag);
+  return st;
+}
+
+/* Seconds per iteration of `iters` channel iterations, this rank: issued one
+ * by one, or captured into one graph first and timed as its launch. */
+static double run_channel(bench *x, int variant, size_t bytes, int iters, int graph) {
+  gf_backend *b = x->b;
+  gf_graph *g = NULL;
+  if (graph) {
+    if (b->ops->graph_capture_begin(b, x->s) != GF_OK) die(x->comm, "capturing", b->error);
+    for (int i = 0; i < iters; i++)
+      if (channel_iteration(x, variant, bytes) != GF_OK) die(x->comm, "channel", b->error);
+    if (b->ops->graph_capture_end(b, x->s, NULL, &g) != GF_OK) die(x->comm, "capturing", b->error);
+    /* the captured signals' values are what this launch must reach */
+  }
   gf_comm_barrier(x->comm);
   double t0 = now_s();
-  for (int i = 0; i < iters; i++) {
-    x->signals++;
-    if (gf_channel_put(x->ch, x->s, 0, x->src, bytes, tag) != GF_OK ||
-        gf_channel_signal(x->ch, x->s, 0, x->signals, tag) != GF_OK ||
-        gf_channel_wait(x->ch, x->s, 0, x->signals, tag) != GF_OK)
-      die(x->comm, "channel", x->b->error);
+  if (graph) {
+    if (b->ops->graph_launch(b, g, x->s) != GF_OK) die(x->comm, "graph launch", b->error);
+  } else {
+    for (int i = 0; i < iters; i++)
+      if (channel_iteration(x, variant, bytes) != GF_OK) die(x->comm, "channel", b->error);
   }
-  if (x->b->ops->stream_synchronize(x->b, x->s) != GF_OK) die(x->comm, "synchronize", x->b->error);
-  return (now_s() - t0) / iters;
+  if (b->ops->stream_synchronize(b, x->s) != GF_OK) die(x->comm, "synchronize", b->error);
+  double t = (now_s() - t0) / iters;
+  if (g) b->ops->graph_destroy(b, g);
+  return t;
 }
 
 /* Seconds per iteration of the baseline, this rank. */
-static double run_baseline(bench *x, size_t bytes, int iters) {
-  gf_comm_barrier(x->comm);
-  double t0 = now_s();
+static double run_baseline(bench *x, size_t bytes, int iters, int graph) {
+  double t0 = 0;
   if (x->gpu) {
 #ifdef GFLOW_WITH_GPU
     static hipStream_t stream;
+    hipGraph_t captured = NULL;
+    hipGraphExec_t exec = NULL;
     hipError_t err = stream ? hipSuccess : hipStreamCreateWithFlags(&stream, hipStreamNonBlocking);
-    if (err == hipSuccess) t0 = now_s();
-    for (int i = 0; i < iters && err == hipSuccess; i++)
+    if (err == hipSuccess && graph)
+      err = hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal);
+    /* A capture takes no hipMemcpyPeerAsync: the same copy as a plain
+     * one between the two devices' addresses (unified addressing). */
+    for (int i = 0; i < iters && err == hipSuccess && graph; i++)
+      err = hipMemcpyAsync(x->remote, x->src, bytes, hipMemcpyDeviceToDevice, stream);
+    if (err == hipSuccess && graph) err = hipStreamEndCapture(stream, &captured);
+    if (err == hipSuccess && graph) err = hipGraphInstantiateWithFlags(&exec, captured, 0);
+    gf_comm_barrier(x->comm);
+    t0 = now_s();
+    if (err == hipSuccess && graph) err = hipGraphLaunch(exec, stream);
+    for (int i = 0; i < iters && err == hipSuccess && !graph; i++)
       err = hipMemcpyPeerAsync(x->remote, x->peer_device, x->src, x->device, bytes, stream);
     if (err == hipSuccess) err = hipStreamSynchronize(stream);
     if (err != hipSuccess) die(x->comm, "hipMemcpyPeerAsync", hipGetErrorString(err));
+    if (exec) (void)hipGraphExecDestroy(exec);
+    if (captured) (void)hipGraphDestroy(captured);
 #endif
     gf_comm_barrier(x->comm); /* both copies have landed */
   } else {
+    (void)graph;
+    gf_comm_barrier(x->comm);
+    t0 = now_s();
     int peer = 1 - gf_comm_rank(x->comm);
     char why[256];
     for (int i = 0; i < iters; i++) {
@@ -113,15 +164,25 @@ static double run_baseline(bench *x, size_t bytes, int iters) {
   return (now_s() - t0) / iters;
 }
 
+static double run_variant(bench *x, int variant, size_t bytes, int iters, int graph) {
+  return variant == PEER_COPY ? run_baseline(x, bytes, iters, graph)
+                              : run_channel(x, variant, bytes, iters, graph);
+}
+
 int main(int argc, char **argv) {
   gf_diag diag;
   gf_diag_init(&diag, "channel_bench", NULL);
   gf_comm *comm = NULL;
   if (gf_comm_create(&argc, &argv, &diag, &comm) != GF_OK) return 70;
   const char *backend = "gpu";
-  int gpus = 1, repeat = 5;
+  int gpus = 1, repeat = 5, graph = 0;
   double scale = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    if (!strcmp(argv[i], "--graph")) {
+      graph = 1, i--;
+      continue;
+    }
+    if (i + 1 == argc) die(comm, "an option without its value", argv[i]);
     if (!strcmp(argv[i], "--backend"))
       backend = argv[i + 1];
     else if (!strcmp(argv[i], "--gpus"))
@@ -146,6 +207,8 @@ int main(int argc, char **argv) {
   gf_status st = x.gpu ? gf_backend_gpu_create(&options, &x.b, why, sizeof why)
                        : gf_backend_cpu_create(&options, &x.b);
   if (st != GF_OK) die(comm, "no backend", why);
+  if (graph && (!x.gpu || !x.b->graphs))
+    die(comm, "--graph", "graphs need the GPU backend, built with them");
   if (gf_comm_batch_create(2, &x.batch) != GF_OK) die(comm, "batch", "out of memory");
   const size_t sizes[] = {1024, (size_t)1 << 20, (size_t)128 << 20};
   const int iters[] = {2000, 500, 20};
@@ -170,30 +233,37 @@ int main(int argc, char **argv) {
   }
   const char *base = x.gpu ? "hipMemcpyPeerAsync" : "MPI Isend/Irecv";
   if (rank == 0) {
-    printf("%s\n2 ranks, %s, best of %d; BW = bytes / (ms per iteration), GB/s\n", b->description,
+    printf("%s\n2 ranks, %s, %s, best of %d; BW = bytes / (ms per iteration), GB/s\n",
+           b->description,
            x.gpu ? (gpus == 1 ? "both on GPU 0 (IPC on one device)" : "one GPU each")
                  : "shared memory",
-           repeat);
-    printf("%-12s %14s %12s %14s %12s %10s\n", "bytes", "channel ms", "channel BW", "baseline ms",
-           "baseline BW", "ratio");
+           graph ? "each loop captured into a graph and replayed" : "issued one by one", repeat);
+    printf("%-10s", "bytes");
+    for (int v = 0; v < VARIANTS; v++) printf(" %13s ms %8s", variant_names[v], "GB/s");
+    printf(" %10s\n", "ratio");
   }
   for (int k = 0; k < 3; k++) {
     int n = (int)(iters[k] * scale) > 2 ? (int)(iters[k] * scale) : 2;
-    double best[2] = {1e30, 1e30};
-    run_channel(&x, sizes[k], n / 10 + 1); /* warm-up */
-    run_baseline(&x, sizes[k], n / 10 + 1);
-    for (int r = 0; r < repeat; r++) {
-      double t[2] = {run_channel(&x, sizes[k], n), run_baseline(&x, sizes[k], n)};
-      gf_comm_max(comm, t, 2); /* the slower rank's */
-      for (int m = 0; m < 2; m++)
-        if (t[m] < best[m]) best[m] = t[m];
+    double best[VARIANTS];
+    for (int v = 0; v < VARIANTS; v++) {
+      best[v] = 1e30;
+      run_variant(&x, v, sizes[k], n / 10 + 1, graph); /* warm-up */
     }
-    if (rank == 0)
-      printf("%-12zu %14.6f %12.3f %14.6f %12.3f %10.3f\n", sizes[k], best[0] * 1e3,
-             (double)sizes[k] / best[0] / 1e9, best[1] * 1e3, (double)sizes[k] / best[1] / 1e9,
-             best[1] / best[0]);
+    for (int r = 0; r < repeat; r++) {
+      double t[VARIANTS];
+      for (int v = 0; v < VARIANTS; v++) t[v] = run_variant(&x, v, sizes[k], n, graph);
+      gf_comm_max(comm, t, VARIANTS); /* the slower rank's */
+      for (int v = 0; v < VARIANTS; v++)
+        if (t[v] < best[v]) best[v] = t[v];
+    }
+    if (rank == 0) {
+      printf("%-10zu", sizes[k]);
+      for (int v = 0; v < VARIANTS; v++)
+        printf(" %16.4f %8.2f", best[v] * 1e3, (double)sizes[k] / best[v] / 1e9);
+      printf(" %10.3f\n", best[PEER_COPY] / best[PUT_WITH_SIGNAL]);
+    }
   }
-  if (rank == 0) printf("baseline: %s; ratio: channel BW / baseline BW\n", base);
+  if (rank == 0) printf("peer copy: %s; ratio: put+signal's BW over the peer copy's\n", base);
   gf_comm_barrier(comm); /* no rank still writes into another's memory */
   if (x.remote) b->ops->channel_close(b, &x.peer_h, x.remote);
   if (x.mine) b->ops->channel_unregister(b, &x.mine_h, x.mine);

@@ -38,12 +38,25 @@ done
 echo
 echo "2. seed workload, 256^2, 640 steps, a snapshot every step (outputs in $out)"
 printf '%-54s %10s %10s\n' "run" "ms" "ratio"
-pre=$(gflow_ms workflows/wave2d_scratch.yaml --set check=off --set fields.W.scratch=false \
-  --set fields.P.scratch=false --set fields.P.ring=5)
-printf '%-54s %10.3f %10s\n' "wave2d_scratch, fields preallocated" "$pre" "1.000"
-for strategy in resource-aware async; do
-  ms=$(gflow_ms workflows/wave2d_scratch.yaml --set check=off --set memory.pool.strategy=$strategy)
-  printf '%-54s %10.3f %10s\n' "wave2d_scratch, per-step temporaries, $strategy" "$ms" "$(calc "$ms / $pre")"
+# The variants take turns, one run each per round, so that drift of the
+# machine hits them alike; each keeps its best of REPEAT rounds.
+labels=("wave2d_scratch, fields preallocated"
+  "wave2d_scratch, per-step temporaries, resource-aware"
+  "wave2d_scratch, per-step temporaries, async"
+  "wave2d (no work array, no pack buffers)")
+variants=("workflows/wave2d_scratch.yaml --set fields.W.scratch=false --set fields.P.scratch=false --set fields.P.ring=5"
+  "workflows/wave2d_scratch.yaml --set memory.pool.strategy=resource-aware"
+  "workflows/wave2d_scratch.yaml --set memory.pool.strategy=async"
+  "workflows/wave2d.yaml")
+declare -a times=()
+for _ in $(seq "$repeat"); do
+  for v in "${!variants[@]}"; do
+    # shellcheck disable=SC2086
+    times[v]+="$(repeat=1 gflow_ms ${variants[v]} --set check=off) "
+  done
 done
-ms=$(gflow_ms workflows/wave2d.yaml --set check=off)
-printf '%-54s %10.3f %10s\n' "wave2d (no work array, no pack buffers)" "$ms" "$(calc "$ms / $pre")"
+pre=$(printf '%s\n' ${times[0]} | low)
+for v in "${!variants[@]}"; do
+  ms=$(printf '%s\n' ${times[v]} | low)
+  printf '%-54s %10.3f %10s\n' "${labels[v]}" "$ms" "$(calc "$ms / $pre")"
+done

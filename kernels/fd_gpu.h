@@ -76,6 +76,12 @@
 #ifndef GF_FD_SHARED_Y_3D
 #define GF_FD_SHARED_Y_3D 16 /* and along axis 1 */
 #endif
+#ifndef GF_FD_SHARED_BLOCKS_2D
+#define GF_FD_SHARED_BLOCKS_2D 4 /* blocks an SM should hold (caps the registers), 2-D */
+#endif
+#ifndef GF_FD_SHARED_BLOCKS_3D
+#define GF_FD_SHARED_BLOCKS_3D 2 /* and 3-D */
+#endif
 
 namespace gf_fd_gpu {
 
@@ -126,6 +132,7 @@ struct Walk {
   int64_t n0, n1;     /* cells of the box along them; 1 where the grid has no such axis */
   int64_t x_lo, x_hi; /* the box along the last axis */
   int64_t nvec;       /* vectors along the last axis */
+  int64_t v_lo, v_hi; /* the first and last vector of a row (v_lo <= 0) */
   int64_t total;      /* elements of the array */
 };
 
@@ -143,6 +150,8 @@ inline Walk walk_of(const gf_array *a, const gf_box &box, int V) {
   w.x_lo = box.lo[last] - start;
   w.x_hi = box.hi[last] - start;
   w.nvec = (w.x_hi + V - 1) / V;
+  w.v_lo = -(start / V);
+  w.v_hi = a->shape[last] / V - 1 - start / V;
   w.total = 1;
   for (int d = 0; d < n; d++) w.total *= a->shape[d];
   return w;
@@ -261,11 +270,11 @@ template <int NDIM>
 struct Plane;
 template <>
 struct Plane<2> {
-  enum { kX = GF_FD_SHARED_X_2D, kY = 1 };
+  enum { kX = GF_FD_SHARED_X_2D, kY = 1, kBlocks = GF_FD_SHARED_BLOCKS_2D };
 };
 template <>
 struct Plane<3> {
-  enum { kX = GF_FD_SHARED_X_3D, kY = GF_FD_SHARED_Y_3D };
+  enum { kX = GF_FD_SHARED_X_3D, kY = GF_FD_SHARED_Y_3D, kBlocks = GF_FD_SHARED_BLOCKS_3D };
 };
 
 /* 2-D and 3-D through shared memory (GF_FD_SHARED): a block owns a tile of
@@ -282,12 +291,13 @@ struct Plane<3> {
  * from the queue. The queue is indexed modulo its length, the march
  * unrolled by it, so that no value moves between registers.
  *
- * Loads never leave the array: planes past the box's are clamped to the
- * last the box reads, rows and vectors past the box along the other axes
- * likewise, then any vector to the array's ends; the cells they feed are
- * computed and not stored. */
+ * Loads never leave the array: planes and rows past the box's are clamped
+ * to the last the box reads, vectors past the box along the last axis
+ * likewise and to their row; the cells they feed are computed and not
+ * stored. */
 template <typename Scheme, int NDIM, int R, int V>
-__global__ void __launch_bounds__(Plane<NDIM>::kX *Plane<NDIM>::kY) plane_kernel(Scheme s, Walk w) {
+__global__ void __launch_bounds__(Plane<NDIM>::kX *Plane<NDIM>::kY, Plane<NDIM>::kBlocks)
+    plane_kernel(Scheme s, Walk w) {
   typedef typename Scheme::Type T;
   typedef Vec<T, V> Vt;
   enum {
@@ -307,8 +317,6 @@ __global__ void __launch_bounds__(Plane<NDIM>::kX *Plane<NDIM>::kY) plane_kernel
   };
   __shared__ Vt plane[2][CELLS];
   const int tx = threadIdx.x, ty = NDIM == 3 ? threadIdx.y : 0, tid = ty * X + tx;
-  const int64_t top = w.total - V;
-  auto inside = [&](int64_t e) { return e < 0 ? 0 : e > top ? top : e; };
   const int64_t t = (int64_t)blockIdx.x * X + tx; /* this thread's vector along the last axis */
   const int64_t x = t * V;
   const int64_t marches = (w.n0 + kMarch - 1) / kMarch;
@@ -319,7 +327,8 @@ __global__ void __launch_bounds__(Plane<NDIM>::kX *Plane<NDIM>::kY) plane_kernel
    * element of plane 0, clamped to what the box reads. */
   auto element = [&](int64_t y0, int r, int c) -> int64_t {
     const int64_t y = lesser(y0 + r - RY, w.n1 - 1 + RY);
-    const int64_t v = lesser((int64_t)blockIdx.x * X + c - H, w.nvec - 1 + H);
+    int64_t v = lesser((int64_t)blockIdx.x * X + c - H, lesser(w.nvec - 1 + H, w.v_hi));
+    v = v < w.v_lo ? w.v_lo : v;
     return w.first + y * w.s1 + v * V;
   };
   for (int64_t y0 = NDIM == 3 ? (int64_t)blockIdx.y * Y : 0; y0 < w.n1; y0 += y_step)
@@ -348,16 +357,15 @@ __global__ void __launch_bounds__(Plane<NDIM>::kX *Plane<NDIM>::kY) plane_kernel
       /* plane j's slot in the queues: (j - i0 + R) % Q */
       Vt q[Q], hq[Q][NH], pq[Q][P];
       auto in_at = [&](int64_t e, int64_t j) -> Vt {
-        return load<T, V>(s.in + inside(e + lesser(j, w.n0 - 1 + R) * w.s0));
+        return load<T, V>(s.in + e + lesser(j, w.n0 - 1 + R) * w.s0);
       };
-      auto ahead = [&](int slot,
-                       int64_t j) { /* plane j's halo and points */
-                                    GF_UNROLL for (int n = 0; n < NH; n++) hq[slot][n] =
-                                        in_at(halo[n], j);
-                                    const int64_t e = inside(own + lesser(j, w.n0 - 1) * w.s0);
-                                    GF_UNROLL for (int p = 0; p < Scheme::kPoints; p++)
-                                        pq[slot][p] =
-                                            s.point[p] ? load<T, V>(s.point[p] + e) : Vt();
+      auto ahead = [&](int slot, int64_t j) { /* plane j's halo and points */
+                                              GF_UNROLL for (int n = 0; n < NH; n++) hq[slot][n] =
+                                                  in_at(halo[n], j);
+                                              const int64_t e = own + lesser(j, w.n0 - 1) * w.s0;
+                                              GF_UNROLL for (int p = 0; p < Scheme::kPoints;
+                                                             p++) pq[slot][p] =
+                                                  s.point[p] ? load<T, V>(s.point[p] + e) : Vt();
       };
       GF_UNROLL for (int k = 0; k < 2 * R + D; k++) q[k] = in_at(own, i0 - R + k);
       GF_UNROLL for (int k = 0; k < D; k++) ahead(R + k, i0 + k);

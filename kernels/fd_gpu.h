@@ -59,11 +59,37 @@
 #ifndef GF_FD_BLOCK_Y_3D
 #define GF_FD_BLOCK_Y_3D 8 /* and along axis 1 */
 #endif
+/* The shared-memory tile (plane_kernel, below) instead of the register
+ * tile for 2-D and 3-D, and its shape. */
+#ifndef GF_FD_SHARED
+#define GF_FD_SHARED 0 /* 1: the shared-memory tile */
+#endif
+#ifndef GF_FD_DEPTH
+#define GF_FD_DEPTH 1 /* planes down axis 0 whose loads are in flight ahead of the one computed */
+#endif
+#ifndef GF_FD_SHARED_X_2D
+#define GF_FD_SHARED_X_2D 128 /* threads of a block along the last axis, 2-D */
+#endif
+#ifndef GF_FD_SHARED_X_3D
+#define GF_FD_SHARED_X_3D 16 /* threads of a block along the last axis, 3-D */
+#endif
+#ifndef GF_FD_SHARED_Y_3D
+#define GF_FD_SHARED_Y_3D 16 /* and along axis 1 */
+#endif
+#ifndef GF_FD_SHARED_BLOCKS_2D
+#define GF_FD_SHARED_BLOCKS_2D 4 /* blocks an SM should hold (caps the registers), 2-D */
+#endif
+#ifndef GF_FD_SHARED_BLOCKS_3D
+#define GF_FD_SHARED_BLOCKS_3D 2 /* and 3-D */
+#endif
 
 namespace gf_fd_gpu {
 
 constexpr int64_t kMarch = GF_FD_MARCH;
-constexpr int64_t kMaxBlocks = 65535; /* a grid's y and z */
+#ifndef GF_FD_MAX_BLOCKS
+#define GF_FD_MAX_BLOCKS 65535 /* a grid's y and z (less: tests of the grid-strided loops) */
+#endif
+constexpr int64_t kMaxBlocks = GF_FD_MAX_BLOCKS;
 
 /* Block shape and batch per dimensionality. */
 template <int NDIM>
@@ -106,6 +132,7 @@ struct Walk {
   int64_t n0, n1;     /* cells of the box along them; 1 where the grid has no such axis */
   int64_t x_lo, x_hi; /* the box along the last axis */
   int64_t nvec;       /* vectors along the last axis */
+  int64_t v_lo, v_hi; /* the first and last vector of a row (v_lo <= 0) */
   int64_t total;      /* elements of the array */
 };
 
@@ -123,6 +150,8 @@ inline Walk walk_of(const gf_array *a, const gf_box &box, int V) {
   w.x_lo = box.lo[last] - start;
   w.x_hi = box.hi[last] - start;
   w.nvec = (w.x_hi + V - 1) / V;
+  w.v_lo = -(start / V);
+  w.v_hi = a->shape[last] / V - 1 - start / V;
   w.total = 1;
   for (int d = 0; d < n; d++) w.total *= a->shape[d];
   return w;
@@ -235,6 +264,148 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY) march_kernel
     }
 }
 
+/* The shared-memory tile's block: kX threads along the last axis (a vector
+ * each), kY along axis 1 (3-D). */
+template <int NDIM>
+struct Plane;
+template <>
+struct Plane<2> {
+  enum { kX = GF_FD_SHARED_X_2D, kY = 1, kBlocks = GF_FD_SHARED_BLOCKS_2D };
+};
+template <>
+struct Plane<3> {
+  enum { kX = GF_FD_SHARED_X_3D, kY = GF_FD_SHARED_Y_3D, kBlocks = GF_FD_SHARED_BLOCKS_3D };
+};
+
+/* 2-D and 3-D through shared memory (GF_FD_SHARED): a block owns a tile of
+ * a plane (the cells of one index along axis 0): kX vectors along the last
+ * axis by kY rows along axis 1 (3-D), a vector a thread. It marches down
+ * axis 0, kMarch planes, all its threads together; each keeps the marched
+ * input's values of its vector in a register queue (planes i - R .. i + R
+ * + D while it computes plane i, D = GF_FD_DEPTH planes loaded ahead). At
+ * each plane, the threads store their own vectors of plane i, and the
+ * block's halo (the H vectors either side along the last axis, R rows
+ * either side along axis 1), loaded D planes ahead, in a shared-memory copy
+ * of the plane, one of two used in turn (so one barrier a plane); a cell's
+ * neighbours along the last axis and axis 1 come from there, along axis 0
+ * from the queue. The queue is indexed modulo its length, the march
+ * unrolled by it, so that no value moves between registers.
+ *
+ * Loads never leave the array: planes and rows past the box's are clamped
+ * to the last the box reads, vectors past the box along the last axis
+ * likewise and to their row; the cells they feed are computed and not
+ * stored. */
+template <typename Scheme, int NDIM, int R, int V>
+__global__ void __launch_bounds__(Plane<NDIM>::kX *Plane<NDIM>::kY, Plane<NDIM>::kBlocks)
+    plane_kernel(Scheme s, Walk w) {
+  typedef typename Scheme::Type T;
+  typedef Vec<T, V> Vt;
+  enum {
+    X = Plane<NDIM>::kX,
+    Y = Plane<NDIM>::kY,
+    N = X * Y,
+    H = (R + V - 1) / V,
+    RY = NDIM == 3 ? R : 0,     /* halo rows along axis 1 */
+    W = X + 2 * H,              /* vectors of a row of the shared plane */
+    CELLS = (Y + 2 * RY) * W,   /* of the shared plane */
+    HALO = CELLS - N,           /* of which the halo */
+    NH = (HALO + N - 1) / N,    /* halo vectors a thread loads */
+    D = GF_FD_DEPTH,            /* planes loaded ahead */
+    Q = 2 * R + 1 + D,          /* the queue: planes i - R .. i + R + D */
+    MY = NDIM == 3 ? 2 * R : 1, /* a cell's neighbours along axis 1 */
+    P = Scheme::kPoints > 0 ? Scheme::kPoints : 1
+  };
+  __shared__ Vt plane[2][CELLS];
+  const int tx = threadIdx.x, ty = NDIM == 3 ? threadIdx.y : 0, tid = ty * X + tx;
+  const int64_t t = (int64_t)blockIdx.x * X + tx; /* this thread's vector along the last axis */
+  const int64_t x = t * V;
+  const int64_t marches = (w.n0 + kMarch - 1) / kMarch;
+  const int64_t y_step = NDIM == 3 ? (int64_t)gridDim.y * Y : 1;
+  const int64_t m_first = NDIM == 3 ? blockIdx.z : blockIdx.y;
+  const int64_t m_step = NDIM == 3 ? gridDim.z : gridDim.y;
+  /* A vector of the tile (row r, vector c of the shared plane), as an
+   * element of plane 0, clamped to what the box reads. */
+  auto element = [&](int64_t y0, int r, int c) -> int64_t {
+    const int64_t y = lesser(y0 + r - RY, w.n1 - 1 + RY);
+    int64_t v = lesser((int64_t)blockIdx.x * X + c - H, lesser(w.nvec - 1 + H, w.v_hi));
+    v = v < w.v_lo ? w.v_lo : v;
+    return w.first + y * w.s1 + v * V;
+  };
+  for (int64_t y0 = NDIM == 3 ? (int64_t)blockIdx.y * Y : 0; y0 < w.n1; y0 += y_step)
+    for (int64_t m = m_first; m < marches; m += m_step) {
+      const int own_at = (ty + RY) * W + tx + H; /* the thread's vector in the shared plane */
+      const int64_t own = element(y0, ty + RY, tx + H);
+      const bool stores = y0 + ty < w.n1 && t < w.nvec;
+      int halo_at[NH];
+      int64_t halo[NH];
+      GF_UNROLL for (int n = 0; n < NH; n++) {
+        /* halo vector h: the RY rows above, the RY below, then H left and
+         * H right of each of the Y rows; -1: none */
+        const int h = tid + n * N;
+        int r, c;
+        if (h < 2 * RY * W) {
+          r = h / W, c = h % W;
+          if (r >= RY) r += Y;
+        } else {
+          const int k = h - 2 * RY * W, j = k % (2 * H);
+          r = RY + k / (2 * H), c = j < H ? j : X + j;
+        }
+        halo_at[n] = h < HALO ? r * W + c : -1;
+        halo[n] = h < HALO ? element(y0, r, c) : own;
+      }
+      const int64_t i0 = m * kMarch, end = lesser(i0 + kMarch, w.n0);
+      /* plane j's slot in the queues: (j - i0 + R) % Q */
+      Vt q[Q], hq[Q][NH], pq[Q][P];
+      auto in_at = [&](int64_t e, int64_t j) -> Vt {
+        return load<T, V>(s.in + e + lesser(j, w.n0 - 1 + R) * w.s0);
+      };
+      auto ahead = [&](int slot, int64_t j) { /* plane j's halo and points */
+                                              GF_UNROLL for (int n = 0; n < NH; n++) hq[slot][n] =
+                                                  in_at(halo[n], j);
+                                              const int64_t e = own + lesser(j, w.n0 - 1) * w.s0;
+                                              GF_UNROLL for (int p = 0; p < Scheme::kPoints;
+                                                             p++) pq[slot][p] =
+                                                  s.point[p] ? load<T, V>(s.point[p] + e) : Vt();
+      };
+      GF_UNROLL for (int k = 0; k < 2 * R + D; k++) q[k] = in_at(own, i0 - R + k);
+      GF_UNROLL for (int k = 0; k < D; k++) ahead(R + k, i0 + k);
+      for (int64_t i = i0; i < end; i += Q) GF_UNROLL for (int u = 0; u < Q; u++) {
+          const int64_t j = i + u; /* the plane computed */
+          if (j >= end) break;
+          const int at_j = (u + R) % Q, ahead_j = (u + R + D) % Q;
+          q[(u + 2 * R + D) % Q] = in_at(own, j + R + D);
+          ahead(ahead_j, j + D);
+          Vt *buf = plane[j & 1];
+          buf[own_at] = q[at_j];
+          GF_UNROLL for (int n = 0; n < NH; n++) if (halo_at[n] >= 0) buf[halo_at[n]] = hq[at_j][n];
+          __syncthreads();
+          Vt lo[H], hi[H], mid[MY];
+          GF_UNROLL for (int h = 0; h < H; h++) {
+            lo[h] = buf[own_at - 1 - h];
+            hi[h] = buf[own_at + 1 + h];
+          }
+          if (NDIM == 3)
+            GF_UNROLL for (int k = 0; k < MY; k++) mid[k] =
+                buf[own_at + (k < R ? k - R : k - R + 1) * W];
+          Vt out;
+          GF_UNROLL for (int c = 0; c < V; c++) {
+            /* at(d, k): axis 0 from the queue, the others from the shared plane */
+            auto at = [&](int d, int k) -> T {
+              if (d == NDIM - 1) return window<T, V, H>(lo, q[at_j], hi, c + k);
+              if (d == 0 || k == 0) return q[(u + R + (d == 0 ? k : 0)) % Q].v[c];
+              return mid[k < 0 ? k + R : k + R - 1].v[c];
+            };
+            T points[P];
+            GF_UNROLL for (int p = 0; p < P; p++) points[p] = pq[at_j][p].v[c];
+            out.v[c] = s.template cell<NDIM, R>(at, points);
+          }
+          if (stores) store<T, V>(s.out + own + j * w.s0, out, x, w);
+        }
+      /* the next march's first plane may use the buffer of this one's last */
+      __syncthreads();
+    }
+}
+
 /* 1-D: a vector and its neighbours a thread, grid-strided. */
 template <typename Scheme, int R, int V>
 __global__ void __launch_bounds__(Shape<1>::kX) line_kernel(Scheme s, Walk w) {
@@ -277,6 +448,20 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hi
     const int64_t b = (n + per - 1) / per;
     return (unsigned)(b < most ? b : most);
   };
+  if (GF_FD_SHARED && a->ndim >= 2) {
+    typedef Plane<2> P2;
+    typedef Plane<3> P3;
+    if (a->ndim == 2)
+      hipLaunchKernelGGL((plane_kernel<Scheme, 2, R, V>),
+                         dim3(blocks(w.nvec, P2::kX, UINT32_MAX), blocks(marches, 1, kMaxBlocks)),
+                         dim3(P2::kX), 0, stream, s, w);
+    else
+      hipLaunchKernelGGL((plane_kernel<Scheme, 3, R, V>),
+                         dim3(blocks(w.nvec, P3::kX, UINT32_MAX), blocks(w.n1, P3::kY, kMaxBlocks),
+                              blocks(marches, 1, kMaxBlocks)),
+                         dim3(P3::kX, P3::kY), 0, stream, s, w);
+    return hipGetLastError();
+  }
   switch (a->ndim) {
     case 1:
       hipLaunchKernelGGL((line_kernel<Scheme, R, V>), dim3(blocks(w.nvec, Shape<1>::kX, INT32_MAX)),

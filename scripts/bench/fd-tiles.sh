@@ -14,7 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-# NAME: nvcc flags (the defaults of kernels/fd_gpu.h are `default`)
+# NAME: nvcc flags (the defaults of kernels/fd_gpu.h are `default`; shared*:
+# the shared-memory tile, GF_FD_SHARED=1)
 tiles() {
   cat <<'LIST'
 default:
@@ -23,6 +24,13 @@ march16:-DGF_FD_MARCH=16
 march64:-DGF_FD_MARCH=64
 block3d-32x4:-DGF_FD_BLOCK_X_3D=32 -DGF_FD_BLOCK_Y_3D=4
 vector8:-DGF_FD_VECTOR_BYTES=8
+shared:-DGF_FD_SHARED=1
+shared-march64:-DGF_FD_SHARED=1 -DGF_FD_MARCH=64
+shared-march128:-DGF_FD_SHARED=1 -DGF_FD_MARCH=128
+shared-depth2:-DGF_FD_SHARED=1 -DGF_FD_DEPTH=2
+shared-3d32x8:-DGF_FD_SHARED=1 -DGF_FD_SHARED_X_3D=32 -DGF_FD_SHARED_Y_3D=8
+shared-2d64:-DGF_FD_SHARED=1 -DGF_FD_SHARED_X_2D=64 -DGF_FD_SHARED_BLOCKS_2D=8
+shared-3d-free:-DGF_FD_SHARED=1 -DGF_FD_SHARED_BLOCKS_3D=1
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

@@ -22,22 +22,26 @@ static int64_t mono_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void wait_run_cpu(const void *args) {
-  const gf_channel_slot_args *a = args;
-  _Atomic uint64_t *slot = (_Atomic uint64_t *)a->slot;
-  if (atomic_load_explicit(slot, memory_order_acquire) >= a->value) return;
+static void wait_until(_Atomic uint64_t *slot, uint64_t value) {
+  if (atomic_load_explicit(slot, memory_order_acquire) >= value) return;
   const int64_t spin_end = mono_ns() + 50000;
   const struct timespec nap = {0, 20000};
-  while (atomic_load_explicit(slot, memory_order_acquire) < a->value)
+  while (atomic_load_explicit(slot, memory_order_acquire) < value)
     if (mono_ns() > spin_end) nanosleep(&nap, NULL);
 }
 
-/* The copy, then the signal's release store: the peer's acquiring wait sees
- * every byte. */
+static void wait_run_cpu(const void *args) {
+  const gf_channel_slot_args *a = args;
+  wait_until((_Atomic uint64_t *)a->slot, a->value);
+}
+
+/* The copy, then the signal's release store (the peer's acquiring wait sees
+ * every byte), then the wait if any. */
 static void put_signal_run_cpu(const void *args) {
   const gf_channel_put_signal_args *a = args;
   if (a->bytes) memcpy(a->dst, a->src, (size_t)a->bytes);
   atomic_store_explicit((_Atomic uint64_t *)a->slot, a->value, memory_order_release);
+  if (a->wait_slot) wait_until((_Atomic uint64_t *)a->wait_slot, a->wait_value);
 }
 
 static const gf_param channel_params[] = {{NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL}};
@@ -62,7 +66,9 @@ const gf_kernel gf_kernel_channel_wait = {
 
 const gf_kernel gf_kernel_channel_put_signal = {
     .name = "channel_put_signal",
-    .help = "copies into a channel peer's region, then stores a value into its slot",
+    .help =
+        "copies into a channel peer's region, stores a value into its slot, and may wait for "
+        "one's own",
     .params = channel_params,
     .args_size = sizeof(gf_channel_put_signal_args),
     .run_cpu = put_signal_run_cpu,

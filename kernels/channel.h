@@ -21,10 +21,12 @@ typedef struct gf_channel_slot_args {
 } gf_channel_slot_args;
 
 /* A put and its signal: `bytes` from `src` to `dst` (the peer's region), then
- * `value` into `slot` (the peer's) once every byte is visible to the peer.
- * The GPU's blocks count themselves done in `arrivals` (4 bytes of the
- * sender's own region, 0 between puts: the last block puts it back), and the
- * last one signals; so a slot's puts with signal are issued on one stream. */
+ * `value` into `slot` (the peer's) once every byte is visible to the peer;
+ * then, when `wait_slot` is set, a wait until it (one's own) holds at least
+ * `wait_value`. The GPU's blocks count themselves done in `arrivals` (4
+ * bytes of the sender's own region, 0 between puts: the last block puts it
+ * back), and the last one signals and waits; so a slot's puts with signal
+ * are issued on one stream. */
 typedef struct gf_channel_put_signal_args {
   void *dst;
   const void *src;
@@ -32,6 +34,8 @@ typedef struct gf_channel_put_signal_args {
   uint64_t *slot;
   uint64_t value;
   uint32_t *arrivals;
+  const uint64_t *wait_slot; /* NULL: no wait */
+  uint64_t wait_value;
 } gf_channel_put_signal_args;
 
 #ifdef __cplusplus

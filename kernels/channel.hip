@@ -6,7 +6,8 @@
  * and a GPU time-sliced between processes wastes little of its slice. A put
  * with signal copies with the GPU's threads (16-byte loads and stores where
  * both ends and the size allow, four in flight a thread: into another GPU's
- * memory these are stores over NVLink), and the last block done signals. */
+ * memory these are stores over NVLink), and the last block done signals
+ * (and, for a put with signal and wait, waits). */
 #include <atomic>
 
 #include "channel.h"
@@ -39,7 +40,7 @@ __global__ void signal_kernel(uint64_t *slot, uint64_t value) {
   __threadfence_system();
 }
 
-__global__ void wait_kernel(const uint64_t *slot, uint64_t value) {
+__device__ void wait_until(const uint64_t *slot, uint64_t value) {
   unsigned ns = 32;
   while (*reinterpret_cast<const volatile uint64_t *>(slot) < value) {
     nap(ns);
@@ -48,12 +49,17 @@ __global__ void wait_kernel(const uint64_t *slot, uint64_t value) {
   __threadfence_system();
 }
 
+__global__ void wait_kernel(const uint64_t *slot, uint64_t value) {
+  wait_until(slot, value);
+}
+
 /* Chunks where `vectors`, then the bytes past them; every thread fences its
  * stores system-wide before its block counts itself done, and the block
- * that finds all others done signals. */
+ * that finds all others done signals, then waits if asked (the kernel, and
+ * so the stream, goes on only after). */
 __global__ void put_signal_kernel(unsigned char *dst, const unsigned char *src, int64_t bytes,
-                                  bool vectors, uint64_t *slot, uint64_t value,
-                                  uint32_t *arrivals) {
+                                  bool vectors, uint64_t *slot, uint64_t value, uint32_t *arrivals,
+                                  const uint64_t *wait_slot, uint64_t wait_value) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
   const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t from = 0;
@@ -77,6 +83,7 @@ __global__ void put_signal_kernel(unsigned char *dst, const unsigned char *src, 
     __threadfence_system();
     *reinterpret_cast<volatile uint64_t *>(slot) = value;
     __threadfence_system();
+    if (wait_slot) wait_until(wait_slot, wait_value);
   }
 }
 
@@ -123,6 +130,6 @@ extern "C" int gf_channel_put_signal_launch_gpu(const void *args, void *stream) 
   hipLaunchKernelGGL(put_signal_kernel, dim3(put_blocks(units)), dim3(kThreads), 0,
                      static_cast<hipStream_t>(stream), static_cast<unsigned char *>(a->dst),
                      static_cast<const unsigned char *>(a->src), bytes, vectors, a->slot, a->value,
-                     a->arrivals);
+                     a->arrivals, a->wait_slot, a->wait_value);
   return static_cast<int>(hipGetLastError());
 }

@@ -321,6 +321,10 @@ gf_status gf_channel_get(gf_channel *ch, gf_stream *s, void *dst, size_t offset,
 gf_status gf_channel_signal(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag);
 gf_status gf_channel_put_signal(gf_channel *ch, gf_stream *s, size_t offset, const void *src,
                                 size_t bytes, int slot, uint64_t value, gf_tag tag);
+/* A symmetric exchange step (the seed's loop) in one kernel: a put with
+ * signal, then a wait until this end's same slot holds `value` too. */
+gf_status gf_channel_put_signal_wait(gf_channel *ch, gf_stream *s, size_t offset, const void *src,
+                                     size_t bytes, int slot, uint64_t value, gf_tag tag);
 gf_status gf_channel_wait(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag);
 /* Closes the peer's region and unregisters this end's; no queued work may
  * still use either. */

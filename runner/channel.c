@@ -8,7 +8,7 @@
  * peer's). Put and get are the backend's copies to and from the peer's
  * region; signal and wait launch the one-thread kernels of
  * kernels/channel.h on the peer's slot and on one's own; a put with signal
- * the kernel that copies and then signals.
+ * (and wait) the kernel that copies and then signals (and waits).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,15 +148,33 @@ gf_status gf_channel_signal(gf_channel *ch, gf_stream *s, int slot, uint64_t val
   return slot_op(ch, s, slot, value, tag, 1);
 }
 
-gf_status gf_channel_put_signal(gf_channel *ch, gf_stream *s, size_t offset, const void *src,
-                                size_t bytes, int slot, uint64_t value, gf_tag tag) {
+static gf_status put_signal(gf_channel *ch, gf_stream *s, size_t offset, const void *src,
+                            size_t bytes, int slot, uint64_t value, int wait, gf_tag tag) {
   gf_status st = check_slot(ch, slot);
-  if (st == GF_OK) st = check_region(ch, offset, bytes, "put with signal");
+  if (st == GF_OK)
+    st = check_region(ch, offset, bytes, wait ? "put with signal and wait" : "put with signal");
   if (st != GF_OK) return st;
   gf_channel_put_signal_args args = {
-      (unsigned char *)ch->remote + offset,      src,   bytes,
-      slot_at(ch->remote, ch->peer_bytes, slot), value, arrivals_at(ch->local, ch->bytes, slot)};
+      .dst = (unsigned char *)ch->remote + offset,
+      .src = src,
+      .bytes = bytes,
+      .slot = slot_at(ch->remote, ch->peer_bytes, slot),
+      .value = value,
+      .arrivals = arrivals_at(ch->local, ch->bytes, slot),
+      .wait_slot = wait ? slot_at(ch->local, ch->bytes, slot) : NULL,
+      .wait_value = value,
+  };
   return ch->b->ops->launch(ch->b, s, &gf_kernel_channel_put_signal, &args, tag);
+}
+
+gf_status gf_channel_put_signal(gf_channel *ch, gf_stream *s, size_t offset, const void *src,
+                                size_t bytes, int slot, uint64_t value, gf_tag tag) {
+  return put_signal(ch, s, offset, src, bytes, slot, value, 0, tag);
+}
+
+gf_status gf_channel_put_signal_wait(gf_channel *ch, gf_stream *s, size_t offset, const void *src,
+                                     size_t bytes, int slot, uint64_t value, gf_tag tag) {
+  return put_signal(ch, s, offset, src, bytes, slot, value, 1, tag);
 }
 
 gf_status gf_channel_wait(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag) {

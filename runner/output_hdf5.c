@@ -18,7 +18,13 @@
  *
  * A whole plane goes to its chunk with H5Dwrite_chunk, no copy and no
  * selection; a block of one (MPI) through a hyperslab. The chunk cache is
- * off: each plane is written once, straight to the file. The file is in the
+ * off: each plane is written once, straight to the file. A single process's
+ * chunks get their places at the dataset's creation (early allocation, no
+ * fill), and when those places lie one after another in plane order (HDF5
+ * places them so; each is checked) a run of consecutive planes goes to the
+ * file in one write at its first chunk's place, as the raw writer's does:
+ * the chunks' bytes are the planes' bytes unfiltered, and the index,
+ * written at creation, already points at them. The file is in the
  * HDF5 1.10 format (readers need HDF5 1.10 or later, 2016): its index of a
  * fixed-size dataset's chunks is an array, where the 1.8 format's B-tree
  * made each plane's write measurably slower than the raw writer's.
@@ -55,6 +61,8 @@ typedef struct h5_file {
   int64_t npages;
   int ranks, lead; /* under MPI: the ranks that write the file, and whether this is rank 0 */
   hid_t xfer;      /* how planes are written: H5P_DEFAULT, or collective MPI-IO */
+  int fd;          /* >= 0: the file's descriptor, for runs of planes written in place */
+  int64_t placed;  /* then where plane 0's chunk starts; plane p's is p planes on */
 } h5_file;
 
 /* HDF5 prints its error stack unless told not to; the setting is per thread
@@ -148,6 +156,31 @@ static int static_attributes(h5_file *h) {
 
 static void h5_close(void *state);
 
+/* Whether the chunks lie in plane order, one after another (then runs of
+ * planes are written in place, fd and placed set), asked of HDF5 chunk by
+ * chunk: only the file's own driver (sec2) gives a descriptor. */
+static void find_places(h5_file *h, uint64_t chunk_bytes) {
+  h->fd = -1;
+  void *handle = NULL;
+  hid_t fapl = H5Fget_access_plist(h->file);
+  int sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
+  if (fapl >= 0) H5Pclose(fapl);
+  if (!sec2 || H5Fget_vfd_handle(h->file, H5P_DEFAULT, &handle) < 0 || !handle) return;
+  haddr_t first = HADDR_UNDEF;
+  for (hsize_t p = 0; p < h->dims[0]; p++) {
+    hsize_t offset[GF_MAX_DIMS + 1] = {p}, size = 0;
+    unsigned filters = 0;
+    haddr_t at = HADDR_UNDEF;
+    if (H5Dget_chunk_info_by_coord(h->data, offset, &filters, &at, &size) < 0 ||
+        at == HADDR_UNDEF || size != chunk_bytes || filters != 0)
+      return;
+    if (p == 0) first = at;
+    if (at != first + p * chunk_bytes) return;
+  }
+  h->fd = *(int *)handle;
+  h->placed = (int64_t)first;
+}
+
 static gf_status h5_open(const gf_out_target *t, void **state) {
   quiet();
   h5_file *h = gf_calloc(1, sizeof *h);
@@ -156,6 +189,7 @@ static gf_status h5_open(const gf_out_target *t, void **state) {
   h->field = &t->wf->fields[t->file->field];
   h->file = h->data = H5I_INVALID_HID;
   h->xfer = H5P_DEFAULT;
+  h->fd = -1;
   h->ranks = gf_comm_size(t->comm);
   h->lead = gf_comm_rank(t->comm) == 0;
   h->rank = h->field->ndim + 1;
@@ -191,6 +225,11 @@ static gf_status h5_open(const gf_out_target *t, void **state) {
            H5Pset_chunk(dcpl, h->rank, chunk) >= 0 && H5Pset_chunk_cache(dapl, 0, 0, 1.0) >= 0;
   if (h->ranks == 1) {
     ok = ok && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0;
+    /* Every chunk's place set at creation (the index written once), none
+     * filled: a new file's unwritten planes read as zeros anyway. */
+    if (h->direct)
+      ok = ok && H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) >= 0 &&
+           H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0;
   } else { /* every rank writes its block of the one file, collectively */
 #ifdef H5_HAVE_PARALLEL
     /* Parallel HDF5 allocates a dataset's chunks at its creation; filling
@@ -219,6 +258,7 @@ static gf_status h5_open(const gf_out_target *t, void **state) {
     ok = (h->data = H5Dcreate2(h->file, h->field->name, h->type, space, H5P_DEFAULT, dcpl, dapl)) >=
              0 &&
          static_attributes(h) == 0;
+  if (ok && h->direct && h->ranks == 1) find_places(h, bytes);
   gf_status st = ok ? GF_OK
                     : gf_diag_error(t->diag, GF_CANTCREATE, "cannot create %s: %s", t->temp_path,
                                     h5_reason(why));
@@ -233,20 +273,33 @@ static gf_status h5_open(const gf_out_target *t, void **state) {
   return st;
 }
 
+static gf_status record_step(h5_file *h, int64_t plane, int64_t step) {
+  int64_t **page = &h->steps[plane / STEP_PAGE];
+  if (!*page) {
+    if (!(*page = gf_malloc(STEP_PAGE * sizeof **page)))
+      return gf_oom(h->t->diag, "recording the steps of an HDF5 output");
+    for (int i = 0; i < STEP_PAGE; i++) (*page)[i] = -1;
+  }
+  (*page)[plane % STEP_PAGE] = step;
+  return GF_OK;
+}
+
 static gf_status h5_write(void *state, int64_t plane, int64_t step, const void *data) {
   quiet();
   h5_file *h = state;
   const gf_out_target *t = h->t;
   const gf_comm_block *b = &t->block;
-  int64_t **page = &h->steps[plane / STEP_PAGE];
-  if (!*page) {
-    if (!(*page = gf_malloc(STEP_PAGE * sizeof **page)))
-      return gf_oom(t->diag, "recording the steps of an HDF5 output");
-    for (int i = 0; i < STEP_PAGE; i++) (*page)[i] = -1;
-  }
-  (*page)[plane % STEP_PAGE] = step;
+  gf_status recorded = record_step(h, plane, step);
+  if (recorded != GF_OK) return recorded;
 
   herr_t st;
+  if (h->fd >= 0) { /* in place */
+    size_t bytes = h->field->bytes;
+    if (gf_out_write_all(h->fd, data, bytes, h->placed + plane * (int64_t)bytes) != 0)
+      return gf_diag_error(t->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", plane,
+                           t->dir, t->file->name, gf_out_error_text(errno));
+    return GF_OK;
+  }
   if (h->direct) {
     hsize_t offset[GF_MAX_DIMS + 1] = {(hsize_t)plane};
     st = H5Dwrite_chunk(h->data, H5P_DEFAULT, 0, offset,
@@ -275,6 +328,27 @@ static gf_status h5_write(void *state, int64_t plane, int64_t step, const void *
     return gf_diag_error(t->diag, GF_IOERR, "cannot write plane %" PRId64 " of %s/%s: %s", plane,
                          t->dir, t->file->name, h5_reason(why));
   return GF_OK;
+}
+
+/* Consecutive planes: in place, one write, where the chunks lie in order;
+ * else (or if that write fails, which then names its plane) plane by plane. */
+static gf_status h5_write_run(void *state, int64_t plane, int count, const int64_t *steps,
+                              const void *data) {
+  h5_file *h = state;
+  size_t bytes = h->field->bytes;
+  if (h->fd >= 0 && count > 1 &&
+      gf_out_write_all(h->fd, data, (size_t)count * bytes, h->placed + plane * (int64_t)bytes) ==
+          0) {
+    for (int i = 0; i < count; i++) {
+      gf_status st = record_step(h, plane + i, steps[i]);
+      if (st != GF_OK) return st;
+    }
+    return GF_OK;
+  }
+  gf_status st = GF_OK;
+  for (int i = 0; i < count && st == GF_OK; i++)
+    st = h5_write(state, plane + i, steps[i], (const char *)data + (size_t)i * bytes);
+  return st;
 }
 
 static int64_t step_of(const h5_file *h, int64_t plane) {
@@ -528,6 +602,7 @@ const gf_out_format gf_out_hdf5 = {
     .bytes_per_plane = 1200, /* the XDMF's grid (~1 KiB), the chunk index, step and time */
     .open = h5_open,
     .write = h5_write,
+    .write_run = h5_write_run,
     .finish = h5_finish,
     .sidecar = h5_sidecar,
     .close = h5_close,

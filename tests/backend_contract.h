@@ -979,6 +979,29 @@ static void contract_channel_put_signal_wait(const contract_ctx *c) {
       contract_expect_ref(c, out, what);
       CHECK_INT(b->ops->synchronize(b), GF_OK);
     }
+    /* The symmetric step: A puts its fields and B zeros, each a put with
+     * signal and wait on slot 4; B's last waits for A's last signal. */
+    for (int i = 0; i < 3; i++)
+      CHECK_INT(b->ops->copy_async(b, s, (unsigned char *)gf_channel_inbox(ch[1]) + i * w.bytes,
+                                   w.zeros, w.bytes, contract_no_tag),
+                GF_OK);
+    CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+    memset(out, 0, 3 * w.bytes);
+    contract_wave_reset(b, a, &w);
+    contract_wave_chain(b, a, &w, c->steps);
+    for (int i = 0; i < 3; i++) {
+      CHECK_INT(gf_channel_put_signal_wait(ch[0], a, i * w.bytes, w.f[i], w.bytes, 4,
+                                           (uint64_t)(i + 1), contract_no_tag),
+                GF_OK);
+      CHECK_INT(gf_channel_put_signal_wait(ch[1], s, i * w.bytes, w.zeros, w.bytes, 4,
+                                           (uint64_t)(i + 1), contract_no_tag),
+                GF_OK);
+    }
+    CHECK_INT(b->ops->copy_async(b, s, out, gf_channel_inbox(ch[1]), 3 * w.bytes, contract_no_tag),
+              GF_OK);
+    CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+    contract_expect_ref(c, out, "B's region after the symmetric put with signal and wait");
+    CHECK_INT(b->ops->synchronize(b), GF_OK);
     b->error[0] = '\0';
     CHECK_INT(gf_channel_signal(ch[0], a, GF_CHANNEL_SLOTS, 1, contract_no_tag), GF_INTERNAL);
     CHECK(strstr(b->error, "slot") != NULL);

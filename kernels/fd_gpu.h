@@ -60,9 +60,10 @@
 #define GF_FD_BLOCK_Y_3D 8 /* and along axis 1 */
 #endif
 /* The shared-memory tile (plane_kernel, below) instead of the register
- * tile for 2-D and 3-D, and its shape. */
+ * tile for 2-D and 3-D, and its shape. GF_FD_SHARED 1: for every scheme
+ * (a study); 0: where the scheme's shared_tile(ndim, radius) says it pays. */
 #ifndef GF_FD_SHARED
-#define GF_FD_SHARED 0 /* 1: the shared-memory tile */
+#define GF_FD_SHARED 0
 #endif
 #ifndef GF_FD_DEPTH
 #define GF_FD_DEPTH 1 /* planes down axis 0 whose loads are in flight ahead of the one computed */
@@ -448,7 +449,7 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hi
     const int64_t b = (n + per - 1) / per;
     return (unsigned)(b < most ? b : most);
   };
-  if (GF_FD_SHARED && a->ndim >= 2) {
+  if ((GF_FD_SHARED || Scheme::shared_tile(a->ndim, R)) && a->ndim >= 2) {
     typedef Plane<2> P2;
     typedef Plane<3> P3;
     if (a->ndim == 2)

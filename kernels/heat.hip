@@ -20,6 +20,11 @@ struct HeatScheme {
   typename Fd<T>::Lap L;
   T amplitude;
 
+  /* The register tile everywhere: the shared-memory one was no faster
+   * (an H100, scripts/bench/fd-tiles.sh: 2-D 0.72 against 0.74 of the copy,
+   * 3-D order 8 0.46 against 0.51). */
+  static bool shared_tile(int, int) { return false; }
+
   template <int NDIM, int R, typename At>
   __device__ __forceinline__ T cell(At at, const T *p) const {
     const T t = Fd<T>::heat_update(at(0, 0), laplacian<NDIM, R, T>(L, at));

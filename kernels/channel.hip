@@ -1,9 +1,10 @@
 /* channel.hip - a channel's signal, wait and put with signal on the GPU.
  * A signal's fence makes the stream's earlier writes (a put's copy into the
  * peer's memory) visible system-wide before the slot's store; a wait polls
- * with volatile loads (not cached in L1), napping a little longer after each
- * look up to a microsecond, so that a value that arrives soon is seen soon
- * and a GPU time-sliced between processes wastes little of its slice. A put
+ * with volatile loads (not cached in L1), first without a nap, then napping
+ * a little longer after each look up to a microsecond, so that a value that
+ * arrives soon is seen soon and a GPU time-sliced between processes wastes
+ * little of its slice. A put
  * with signal copies with the GPU's threads (16-byte loads and stores where
  * both ends and the size allow, four in flight a thread: into another GPU's
  * memory these are stores over NVLink), and the last block done signals
@@ -18,6 +19,7 @@ namespace {
 constexpr int kThreads = 512;
 constexpr int kBlocksPerSM = 4;
 constexpr int kMaxDevices = 64;
+constexpr int kEagerLooks = 64; /* a wait's looks before its first nap */
 
 struct alignas(16) chunk {
   uint32_t w[4];
@@ -40,11 +42,16 @@ __global__ void signal_kernel(uint64_t *slot, uint64_t value) {
   __threadfence_system();
 }
 
+/* Looks without a nap first (a value a peer is about to store arrives in a
+ * few microseconds, and a look is a load from the device's own memory), then
+ * naps a little longer after each look. */
 __device__ void wait_until(const uint64_t *slot, uint64_t value) {
-  unsigned ns = 32;
-  while (*reinterpret_cast<const volatile uint64_t *>(slot) < value) {
+  const volatile uint64_t *v = reinterpret_cast<const volatile uint64_t *>(slot);
+  unsigned ns = 0;
+  for (int looks = 0; *v < value; looks++) {
+    if (looks < kEagerLooks) continue;
+    ns = ns == 0 ? 32 : ns < 1024 ? 2 * ns : ns;
     nap(ns);
-    if (ns < 1024) ns *= 2;
   }
   __threadfence_system();
 }
@@ -82,8 +89,11 @@ __global__ void put_signal_kernel(unsigned char *dst, const unsigned char *src, 
     *arrivals = 0; /* the next put on this slot, a later kernel, counts from 0 */
     __threadfence_system();
     *reinterpret_cast<volatile uint64_t *>(slot) = value;
-    __threadfence_system();
-    if (wait_slot) wait_until(wait_slot, wait_value);
+    /* no fence after: the wait need not hold until the store has landed */
+    if (wait_slot)
+      wait_until(wait_slot, wait_value);
+    else
+      __threadfence_system();
   }
 }
 

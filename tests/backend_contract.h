@@ -932,6 +932,19 @@ static void contract_channel_memory(const contract_ctx *c) {
  * wait and read at once, while A's chain still runs: a wait that held
  * nothing up reads the zeros the region was cleared to. Three rounds, the
  * slot's value growing. */
+/* A round's start: B's inbox and `out` zeroed, A's chain run again. */
+static void contract_channel_round(const contract_ctx *c, gf_backend *b, gf_stream *a, gf_stream *s,
+                                   gf_channel *inbox_end, contract_wave *w, unsigned char *out) {
+  for (int i = 0; i < 3; i++)
+    CHECK_INT(b->ops->copy_async(b, s, (unsigned char *)gf_channel_inbox(inbox_end) + i * w->bytes,
+                                 w->zeros, w->bytes, contract_no_tag),
+              GF_OK);
+  CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+  memset(out, 0, 3 * w->bytes);
+  contract_wave_reset(b, a, w);
+  contract_wave_chain(b, a, w, c->steps);
+}
+
 static void contract_channel_put_signal_wait(const contract_ctx *c) {
   gf_backend *b = c->open(0);
   if (!b->ops->channel_register) {
@@ -951,14 +964,7 @@ static void contract_channel_put_signal_wait(const contract_ctx *c) {
      * field with its own signal on slot 3, the wait for the last one. */
     for (int round = 1; round <= 5; round++) {
       int fused = round > 3;
-      for (int i = 0; i < 3; i++)
-        CHECK_INT(b->ops->copy_async(b, s, (unsigned char *)gf_channel_inbox(ch[1]) + i * w.bytes,
-                                     w.zeros, w.bytes, contract_no_tag),
-                  GF_OK);
-      CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
-      memset(out, 0, 3 * w.bytes);
-      contract_wave_reset(b, a, &w);
-      contract_wave_chain(b, a, &w, c->steps);
+      contract_channel_round(c, b, a, s, ch[1], &w, out);
       for (int i = 0; i < 3; i++)
         CHECK_INT(fused ? gf_channel_put_signal(ch[0], a, i * w.bytes, w.f[i], w.bytes, 3,
                                                 (uint64_t)(3 * round + i), contract_no_tag)
@@ -981,14 +987,7 @@ static void contract_channel_put_signal_wait(const contract_ctx *c) {
     }
     /* The symmetric step: A puts its fields and B zeros, each a put with
      * signal and wait on slot 4; B's last waits for A's last signal. */
-    for (int i = 0; i < 3; i++)
-      CHECK_INT(b->ops->copy_async(b, s, (unsigned char *)gf_channel_inbox(ch[1]) + i * w.bytes,
-                                   w.zeros, w.bytes, contract_no_tag),
-                GF_OK);
-    CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
-    memset(out, 0, 3 * w.bytes);
-    contract_wave_reset(b, a, &w);
-    contract_wave_chain(b, a, &w, c->steps);
+    contract_channel_round(c, b, a, s, ch[1], &w, out);
     for (int i = 0; i < 3; i++) {
       CHECK_INT(gf_channel_put_signal_wait(ch[0], a, i * w.bytes, w.f[i], w.bytes, 4,
                                            (uint64_t)(i + 1), contract_no_tag),

@@ -6,9 +6,10 @@
 #      ranks sharing the GPUs there are): the seed's four timers (the maximum
 #      over the ranks) next to its published MI210 figures, with overlap on
 #      and off, and the blur's effective bandwidth (16 B per cell) against a
-#      device-to-device copy measured in the same run (copy_bw);
+#      device-to-device copy measured in the same run (copy_bw); with
+#      TRANSPORTS="mpi channel" the ghost cells over MPI and over channels;
 #   2. the CPU backend, strong scaling at CPU_SHAPE (default 4004^2) over
-#      RANKS_CPU ranks (default "1 2 4"), overlap on and off: time, speed-up,
+#      RANKS_CPU ranks (default "1 2 4"; "" skips it), overlap on and off: time, speed-up,
 #      parallel efficiency, and the ghost-cell share of the time.
 # Times are the best of REPEAT (default 3) runs; every figure of a table is
 # measured in the same run as the others. Binaries: BIN (default
@@ -66,11 +67,17 @@ if [ "$backend" = gpu ]; then
   echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
   echo "| seed, MI210 (published) | 4 | 1.163 | 0.005 | 0.045 | 1.523 | | |"
   for ranks in ${RANKS_GPU:-1}; do
-    for overlap in true false; do
-      read -r st bc gc total gpts <<<"$(run "$ranks" --backend gpu --timing --set exchange.overlap=$overlap)"
-      [ -n "${total:-}" ] || { echo "| gflow, overlap $overlap | $ranks | failed | | | | | |"; continue; }
-      gbs=$(calc "$gpts * 16")
-      echo "| gflow, overlap $overlap | $ranks | $st | $bc | $gc | $total | $gbs | $(calc "$gbs / $copy") |"
+    for transport in ${TRANSPORTS:-mpi}; do
+      [ "$ranks" -gt 1 ] || [ "$transport" = mpi ] || continue # one rank exchanges nothing
+      label="gflow"
+      [ "$ranks" -eq 1 ] || label="gflow, $transport"
+      for overlap in true false; do
+        read -r st bc gc total gpts <<<"$(run "$ranks" --backend gpu --timing --set exchange.overlap=$overlap \
+          --set exchange.transport=$transport)"
+        [ -n "${total:-}" ] || { echo "| $label, overlap $overlap | $ranks | failed | | | | | |"; continue; }
+        gbs=$(calc "$gpts * 16")
+        echo "| $label, overlap $overlap | $ranks | $st | $bc | $gc | $total | $gbs | $(calc "$gbs / $copy") |"
+      done
     done
   done
 fi
@@ -82,7 +89,7 @@ echo
 echo "| ranks | overlap | total s | speed-up | efficiency | ghost cell s | ghost share |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 one=""
-for ranks in ${RANKS_CPU:-1 2 4}; do
+for ranks in ${RANKS_CPU-1 2 4}; do
   for overlap in true false; do
     threads=$(( $(nproc) / ranks ))
     [ "$threads" -ge 1 ] || threads=1

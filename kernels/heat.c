@@ -61,7 +61,8 @@ static int64_t heat_points(const void *args) {
     const gf_fd_geom g = a->g;                                                                     \
     const gf_fd_lap_##S L = a->L;                                                                  \
     const T amplitude = a->amplitude;                                                              \
-    for (int64_t i = o; i < o + len; i++) T1[i] = gf_fd_heat_cell_##S(T0, i, NDIM, R, g, L);       \
+    _Pragma("omp simd") for (int64_t i = o; i < o + len; i++) T1[i] =                              \
+        gf_fd_heat_cell_##S(T0, i, NDIM, R, g, L);                                                 \
     if (a->P)                                                                                      \
       for (int64_t i = o; i < o + len; i++) T1[i] = gf_fd_force_##S(T1[i], amplitude, a->P[i]);    \
   }

@@ -65,8 +65,8 @@ static int64_t wave_points(const void *args) {
     const gf_fd_geom g = a->g;                                                                     \
     const gf_fd_lap_##S L = a->L;                                                                  \
     const T dt2 = a->dt2, amplitude = a->amplitude;                                                \
-    for (int64_t i = o; i < o + len; i++)                                                          \
-      U2[i] = gf_fd_wave_cell_##S(U0, U1, V, i, NDIM, R, g, L, dt2);                               \
+    _Pragma("omp simd") for (int64_t i = o; i < o + len; i++) U2[i] =                              \
+        gf_fd_wave_cell_##S(U0, U1, V, i, NDIM, R, g, L, dt2);                                     \
     if (a->P)                                                                                      \
       for (int64_t i = o; i < o + len; i++) U2[i] = gf_fd_force_##S(U2[i], amplitude, a->P[i]);    \
   }

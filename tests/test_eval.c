@@ -107,6 +107,19 @@ static void output(loaded *l, char *buf, size_t size) {
   buf[len] = '\0';
 }
 
+/* The steps first .. last - 1 at which `expr` fails or gives other bits with
+ * the pure hook than without. */
+static int differing(loaded *pure, loaded *plain, gf_expr *expr, int64_t first, int64_t last) {
+  int differ = 0;
+  for (int64_t n = first; n < last; n++) {
+    gf_status a = GF_OK, b = GF_OK;
+    double x = gf_eval_number(pure->eval, expr, 0, n, &a);
+    double y = gf_eval_number(plain->eval, expr, 0, n, &b);
+    differ += a != GF_OK || b != GF_OK || memcmp(&x, &y, sizeof x) != 0;
+  }
+  return differ;
+}
+
 /* The loader marks the hooks per-step expressions call with one argument,
  * and `pure:` as given. */
 static void test_model(void) {
@@ -131,13 +144,7 @@ static void test_called_once_per_argument(void) {
   gf_eval_prepare(plain.eval, 0, 1000); /* nothing to prepare: no pure hook */
   CHECK(counter(&pure, TOTAL_CALLS, WAVE) == 1016);
   CHECK(counter(&plain, TOTAL_CALLS, WAVE) == 0);
-  int differ = 0;
-  for (int64_t n = 0; n < 1000; n++) {
-    gf_status a = GF_OK, b = GF_OK;
-    double x = gf_eval_number(pure.eval, expr, 0, n, &a);
-    double y = gf_eval_number(plain.eval, expr, 0, n, &b);
-    differ += a != GF_OK || b != GF_OK || memcmp(&x, &y, sizeof x) != 0;
-  }
+  int differ = differing(&pure, &plain, expr, 0, 1000);
   CHECK_INT(differ, 0);
   CHECK(counter(&pure, TOTAL_CALLS, WAVE) == 1016); /* all from the table */
   CHECK(counter(&pure, MOST_CALLS, WAVE) == 1);
@@ -155,13 +162,7 @@ static void test_past_the_prepared_steps(void) {
   if (!load(&pure, 1) || !load(&plain, 0)) return;
   gf_expr *expr = compile(&pure, "wave(n) - wave(n - 1)");
   gf_eval_prepare(pure.eval, 0, 100);
-  int differ = 0;
-  for (int64_t n = 0; n < 20000; n++) {
-    gf_status a = GF_OK, b = GF_OK;
-    double x = gf_eval_number(pure.eval, expr, 0, n, &a);
-    double y = gf_eval_number(plain.eval, expr, 0, n, &b);
-    differ += a != GF_OK || b != GF_OK || memcmp(&x, &y, sizeof x) != 0;
-  }
+  int differ = differing(&pure, &plain, expr, 0, 20000);
   CHECK_INT(differ, 0);
   CHECK(counter(&pure, MOST_CALLS, WAVE) == 1);
   double total = counter(&pure, TOTAL_CALLS, WAVE);
@@ -172,12 +173,7 @@ static void test_past_the_prepared_steps(void) {
   gf_eval_prepare(pure.eval, 12345, 100);
   double before = counter(&pure, TOTAL_CALLS, WAVE);
   CHECK(before == 116);
-  for (int64_t n = 12345; n < 12445; n++) {
-    gf_status a = GF_OK, b = GF_OK;
-    double x = gf_eval_number(pure.eval, expr, 0, n, &a);
-    double y = gf_eval_number(plain.eval, expr, 0, n, &b);
-    differ += a != GF_OK || b != GF_OK || memcmp(&x, &y, sizeof x) != 0;
-  }
+  differ += differing(&pure, &plain, expr, 12345, 12445);
   CHECK_INT(differ, 0);
   CHECK(counter(&pure, TOTAL_CALLS, WAVE) == before);
   gf_expr_free(expr);
@@ -197,12 +193,7 @@ static void test_other_calls_go_to_lua(void) {
     double before = counter(&pure, TOTAL_CALLS, WAVE);
     int differ = 0;
     for (int64_t n = 0; n < 10; n++)
-      for (int twice = 0; twice < 2; twice++) {
-        gf_status a = GF_OK, b = GF_OK;
-        double x = gf_eval_number(pure.eval, expr, 0, n, &a);
-        double y = gf_eval_number(plain.eval, expr, 0, n, &b);
-        differ += a != GF_OK || b != GF_OK || memcmp(&x, &y, sizeof x) != 0;
-      }
+      for (int twice = 0; twice < 2; twice++) differ += differing(&pure, &plain, expr, n, n + 1);
     if (differ) fprintf(stderr, "  %s\n", texts[i]);
     CHECK_INT(differ, 0);
     CHECK(counter(&pure, TOTAL_CALLS, WAVE) - before == 20);

@@ -336,9 +336,8 @@ static gf_status h5_write_run(void *state, int64_t plane, int count, const int64
                               const void *data) {
   h5_file *h = state;
   size_t bytes = h->field->bytes;
-  if (h->fd >= 0 && count > 1 &&
-      gf_out_write_all(h->fd, data, (size_t)count * bytes, h->placed + plane * (int64_t)bytes) ==
-          0) {
+  if (h->fd >= 0 && gf_out_write_all(h->fd, data, (size_t)count * bytes,
+                                     h->placed + plane * (int64_t)bytes) == 0) {
     for (int i = 0; i < count; i++) {
       gf_status st = record_step(h, plane + i, steps[i]);
       if (st != GF_OK) return st;

@@ -132,15 +132,25 @@ static double run_channel(bench *x, int variant, size_t bytes, int iters, int gr
   return t;
 }
 
+#ifdef GFLOW_WITH_GPU
+/* The peer copies' own stream, created once, for the baselines. */
+static hipError_t peer_stream(hipStream_t *out) {
+  static hipStream_t stream;
+  hipError_t err = stream ? hipSuccess : hipStreamCreateWithFlags(&stream, hipStreamNonBlocking);
+  *out = stream;
+  return err;
+}
+#endif
+
 /* Seconds per iteration of the baseline, this rank. */
 static double run_baseline(bench *x, size_t bytes, int iters, int graph) {
   double t0 = 0;
   if (x->gpu) {
 #ifdef GFLOW_WITH_GPU
-    static hipStream_t stream;
+    hipStream_t stream = NULL;
     hipGraph_t captured = NULL;
     hipGraphExec_t exec = NULL;
-    hipError_t err = stream ? hipSuccess : hipStreamCreateWithFlags(&stream, hipStreamNonBlocking);
+    hipError_t err = peer_stream(&stream);
     if (err == hipSuccess && graph)
       err = hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal);
     /* A capture takes no hipMemcpyPeerAsync: the same copy as a plain
@@ -184,8 +194,8 @@ static double run_baseline(bench *x, size_t bytes, int iters, int graph) {
 static double run_peer_met(bench *x, size_t bytes, int iters) {
   double t0 = 0;
 #ifdef GFLOW_WITH_GPU
-  static hipStream_t stream;
-  hipError_t err = stream ? hipSuccess : hipStreamCreateWithFlags(&stream, hipStreamNonBlocking);
+  hipStream_t stream = NULL;
+  hipError_t err = peer_stream(&stream);
   gf_comm_barrier(x->comm);
   t0 = now_s();
   for (int i = 0; i < iters && err == hipSuccess; i++) {

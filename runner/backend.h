@@ -178,8 +178,15 @@ typedef struct gf_channel_handle {
   _Alignas(8) unsigned char bytes[GF_CHANNEL_HANDLE_BYTES];
 } gf_channel_handle;
 
+/* A stream's priority: the blocks of an URGENT stream's kernels are started
+ * ahead of those of NORMAL streams already waiting for room on the device
+ * (a GPU's stream priority), so a short kernel (the ghost cells' pack and
+ * unpack) need not wait for a long one issued before it to drain. The CPU
+ * backend's streams are threads of equal standing. */
+typedef enum gf_stream_priority { GF_STREAM_NORMAL, GF_STREAM_URGENT } gf_stream_priority;
+
 typedef struct gf_backend_ops {
-  gf_status (*stream_create)(gf_backend *b, gf_stream **out);
+  gf_status (*stream_create)(gf_backend *b, gf_stream_priority priority, gf_stream **out);
   void (*stream_destroy)(gf_backend *b, gf_stream *s);
   gf_status (*stream_synchronize)(gf_backend *b, gf_stream *s);
 

@@ -381,7 +381,8 @@ static void stream_commit(gf_stream *s) {
 
 /* ---- streams --------------------------------------------------------- */
 
-static gf_status cpu_stream_create(gf_backend *b, gf_stream **out) {
+static gf_status cpu_stream_create(gf_backend *b, gf_stream_priority priority, gf_stream **out) {
+  (void)priority; /* the stream threads are of equal standing */
   cpu_backend *cb = cpu_of(b);
   gf_stream *s = gf_calloc(1, sizeof *s);
   cpu_op *ring = gf_calloc((size_t)cb->queue_depth, sizeof *ring);

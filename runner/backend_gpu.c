@@ -343,18 +343,21 @@ static void range_pop(gpu_backend *g, int opened) {
 
 /* ---- streams and events ---------------------------------------------- */
 
-static gf_status gpu_stream_create(gf_backend *b, gf_stream **out) {
+static gf_status gpu_stream_create(gf_backend *b, gf_stream_priority priority, gf_stream **out) {
   *out = NULL;
+  /* Lower numbers are higher priorities: `greatest` is the highest. */
+  int least = 0, greatest = 0;
+  GPU_CHECK(b, hipDeviceGetStreamPriorityRange, (&least, &greatest));
   gf_stream *s = gf_calloc(1, sizeof *s);
   if (!s) {
     snprintf(b->error, sizeof b->error, "out of memory: creating a stream");
     return GF_INTERNAL;
   }
-  hipError_t err = hipStreamCreateWithFlags(&s->hip, hipStreamNonBlocking);
+  hipError_t err = hipStreamCreateWithPriority(&s->hip, hipStreamNonBlocking,
+                                               priority == GF_STREAM_URGENT ? greatest : least);
   if (err != hipSuccess) {
     free(s);
-    *out = NULL;
-    return gpu_fail(b, "hipStreamCreateWithFlags", err);
+    return gpu_fail(b, "hipStreamCreateWithPriority", err);
   }
   if ((err = hipMalloc(&s->scan_scratch, sizeof(gf_scan_result))) != hipSuccess ||
       (err = hipMemsetAsync(s->scan_scratch, 0xff, sizeof(gf_scan_result), s->hip)) != hipSuccess) {

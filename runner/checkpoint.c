@@ -211,7 +211,7 @@ static gf_status move_fields(const gf_checkpoint_run *run, const char *path, int
     free(temp);
     return st;
   }
-  if (b->ops->stream_create(b, &stream) != GF_OK ||
+  if (b->ops->stream_create(b, GF_STREAM_NORMAL, &stream) != GF_OK ||
       b->ops->alloc(b, GF_SPACE_PINNED, chunk ? chunk : 8, NULL, &host) != GF_OK)
     st = gf_diag_error(diag, GF_INTERNAL, "checkpoint: %s", b->error);
 

@@ -1357,7 +1357,7 @@ static gf_status create_streams_and_events(run *r) {
   if (!r->streams || !r->events || !r->fences)
     return gf_oom(r->diag, "creating the streams and events");
   for (int s = 0; s < r->nstreams && st == GF_OK; s++)
-    if (b->ops->stream_create(b, &r->streams[s]) != GF_OK)
+    if (b->ops->stream_create(b, gf_plan_stream_priority(r->plan, s), &r->streams[s]) != GF_OK)
       st = gf_diag_error(r->diag, GF_INTERNAL, "cannot create stream %s: %s",
                          gf_plan_stream_name(r->plan, s), b->error);
   for (int e = 0; e < r->nevents && st == GF_OK; e++)

@@ -133,6 +133,8 @@ static inline cudaError_t gf_cuda_mem_advise(const void *ptr, size_t count,
 
 /* Streams and events. */
 #define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamCreateWithPriority cudaStreamCreateWithPriority
+#define hipDeviceGetStreamPriorityRange cudaDeviceGetStreamPriorityRange
 #define hipStreamNonBlocking cudaStreamNonBlocking
 #define hipStreamDefault cudaStreamDefault
 #define hipStreamSynchronize cudaStreamSynchronize

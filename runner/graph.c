@@ -228,6 +228,7 @@ gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out) {
   plan->schedule = wf->schedule;
   plan->diag = diag;
   plan->order = gf_calloc((size_t)wf->ntasks, sizeof(int));
+  plan->sched.halo_stream = -1; /* only auto gives the ghost cells a stream */
   gf_status st = plan->order ? plan->schedule->declare_streams(wf, &plan->sched) : GF_INTERNAL;
   plan->nstreams = plan->sched.count;
   plan->stream_names = plan->sched.names;
@@ -358,6 +359,10 @@ int gf_plan_stream_count(const gf_plan *plan) {
 }
 const char *gf_plan_stream_name(const gf_plan *plan, int stream) {
   return stream >= 0 && stream < plan->nstreams ? plan->stream_names[stream] : "host";
+}
+
+gf_stream_priority gf_plan_stream_priority(const gf_plan *plan, int stream) {
+  return stream >= 0 && stream == plan->sched.halo_stream ? GF_STREAM_URGENT : GF_STREAM_NORMAL;
 }
 int gf_plan_drain_stream(const gf_plan *plan) {
   return plan->sched.drain_stream;
@@ -857,7 +862,9 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
             "as it reaches them\n",
             checked);
   fprintf(out, "  streams   %d:", plan->nstreams);
-  for (int s = 0; s < plan->nstreams; s++) fprintf(out, " %s", plan->stream_names[s]);
+  for (int s = 0; s < plan->nstreams; s++)
+    fprintf(out, " %s%s", plan->stream_names[s],
+            gf_plan_stream_priority(plan, s) == GF_STREAM_URGENT ? " (high priority)" : "");
   if (wf->nevents) {
     fprintf(out, "\n  events    %d:", wf->nevents);
     for (int g = 0; g < wf->nevent_groups; g++) {

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "backend.h"
 #include "error.h"
 #include "workflow.h"
 
@@ -86,6 +87,8 @@ void gf_plan_free(gf_plan *plan);
 
 int gf_plan_stream_count(const gf_plan *plan);
 const char *gf_plan_stream_name(const gf_plan *plan, int stream);
+/* URGENT for the stream the ghost cells travel on (schedule.h), else NORMAL. */
+gf_stream_priority gf_plan_stream_priority(const gf_plan *plan, int stream);
 /* The stream batched outputs copy their rings out on (schedule.h), -1: none. */
 int gf_plan_drain_stream(const gf_plan *plan);
 int gf_plan_event_slots(const gf_plan *plan); /* event slots per stream */

@@ -143,7 +143,7 @@ static gf_status initialise_fields(gf_memory *m, gf_field_init_fn init, void *us
   const gf_workflow *wf = m->wf;
   gf_backend *b = m->b;
   gf_stream *stream = NULL;
-  if (b->ops->stream_create(b, &stream) != GF_OK)
+  if (b->ops->stream_create(b, GF_STREAM_NORMAL, &stream) != GF_OK)
     return gf_diag_error(diag, GF_INTERNAL, "cannot create a stream to initialise the fields: %s",
                          b->error);
   gf_status st = GF_OK;

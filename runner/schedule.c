@@ -156,7 +156,6 @@ static gf_status auto_streams(const gf_workflow *wf, gf_sched_streams *streams) 
     st = add_stream(streams, gf_asprintf("io[%d]", k));
   /* Ghost cells travel on a stream of their own, so the interior of the
    * next update can run meanwhile. */
-  streams->halo_stream = -1;
   for (int t = 0; t < wf->ntasks && st == GF_OK && streams->halo_stream < 0; t++)
     if (wf->tasks[t].kind->traits & GF_KIND_HALO) {
       streams->halo_stream = streams->count;

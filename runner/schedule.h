@@ -38,7 +38,8 @@ typedef struct gf_sched_streams {
   int count;
   int io_streams;  /* auto: IO streams after the compute stream */
   int64_t io_next; /* auto: round robin over them */
-  int halo_stream; /* auto: the stream of the ghost-cell tasks (task_halo.c), -1: none */
+  int halo_stream; /* auto: the stream of the ghost-cell tasks (task_halo.c), -1: none;
+                      it runs at high priority (gf_plan_stream_priority) */
   /* Where a batched output's device-side ring is copied out (task_output.c),
    * so that the copy out runs beside the copies into the ring; -1: on the
    * output's own stream (sync, or no batched output). */

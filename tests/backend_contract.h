@@ -176,7 +176,7 @@ static int contract_calibrate(contract_ctx *c) {
   c->n = b->can_run_kernels_on_host_memory ? 256 : 4096;
   gf_stream *s = NULL;
   contract_wave w;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   if (!s || !contract_wave_open(b, c->n, &w)) return 0;
   contract_wave_reset(b, s, &w);
   contract_wave_chain(b, s, &w, 2); /* warm-up: first launches load code, touch pages */
@@ -217,7 +217,7 @@ static void contract_stream_order(const contract_ctx *c) {
   gf_backend *b = c->open(0);
   gf_stream *s = NULL;
   contract_wave w;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   if (!contract_wave_open(b, c->n, &w)) return;
   unsigned char *out = NULL, *again = NULL;
   CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w.bytes, NULL, (void **)&out), GF_OK);
@@ -243,7 +243,7 @@ static void contract_event_synchronize(const contract_ctx *c) {
   gf_stream *s = NULL;
   gf_event *e = NULL;
   contract_wave w;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   CHECK_INT(b->ops->event_create(b, &e), GF_OK);
   if (!contract_wave_open(b, c->n, &w)) return;
   unsigned char *out = NULL;
@@ -265,14 +265,15 @@ static void contract_event_synchronize(const contract_ctx *c) {
 
 /* Stream B reads what stream A's chain produced, ordered only by an event;
  * the host waits for B alone. Round 1 re-records the event of round 0, round
- * 2 destroys it right after the wait. */
+ * 2 destroys it right after the wait. B has the high priority (the ghost
+ * cells' stream has it): priority changes no order. */
 static void contract_wait_orders_streams(const contract_ctx *c) {
   gf_backend *b = c->open(0);
   gf_stream *a = NULL, *s = NULL;
   gf_event *e = NULL;
   contract_wave w;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_URGENT, &s), GF_OK);
   CHECK_INT(b->ops->event_create(b, &e), GF_OK);
   if (!contract_wave_open(b, c->n, &w)) return;
   unsigned char *out = NULL;
@@ -310,8 +311,8 @@ static void contract_rerecord_keeps_wait(const contract_ctx *c) {
   gf_stream *a = NULL, *s = NULL;
   gf_event *e = NULL, *read = NULL;
   contract_wave w;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   CHECK_INT(b->ops->event_create(b, &e), GF_OK);
   CHECK_INT(b->ops->event_create(b, &read), GF_OK);
   if (!contract_wave_open(b, c->n, &w)) return;
@@ -363,7 +364,7 @@ static void contract_unrecorded_event(const contract_ctx *c) {
   gf_backend *b = c->open(0);
   gf_stream *s = NULL;
   gf_event *e = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   CHECK_INT(b->ops->event_create(b, &e), GF_OK);
   enum { SMALL = 4096 };
   unsigned char *from = NULL, *to = NULL, *dev = NULL;
@@ -404,7 +405,7 @@ static void contract_unrecorded_event(const contract_ctx *c) {
 static void contract_copy_every_space(const contract_ctx *c) {
   gf_backend *b = c->open(0);
   gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   const size_t bytes = (1u << 20) + 12; /* not a multiple of any copy granule */
   unsigned char *pattern = NULL, *result = NULL;
   CHECK_INT(b->ops->alloc(b, GF_SPACE_HOST, bytes, NULL, (void **)&pattern), GF_OK);
@@ -450,8 +451,8 @@ static void contract_stream_ordered_free(const contract_ctx *c) {
   gf_backend *b = c->open(0);
   gf_stream *s = NULL, *t = NULL;
   contract_wave w;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &t), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &t), GF_OK);
   if (!contract_wave_open(b, c->n, &w)) return;
   const size_t bytes = 1u << 16;
   unsigned char *pattern = NULL, *junk = NULL, *result = NULL;
@@ -498,7 +499,7 @@ static void contract_synchronize_all(const contract_ctx *c) {
   gf_stream *s[3] = {NULL, NULL, NULL};
   contract_wave w[2];
   unsigned char *out[2] = {NULL, NULL};
-  for (int i = 0; i < 3; i++) CHECK_INT(b->ops->stream_create(b, &s[i]), GF_OK);
+  for (int i = 0; i < 3; i++) CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s[i]), GF_OK);
   for (int i = 0; i < 2; i++) {
     if (!contract_wave_open(b, c->n, &w[i])) return;
     CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w[i].bytes, NULL, (void **)&out[i]), GF_OK);
@@ -531,7 +532,7 @@ static void contract_expect_failure(gf_backend *b, gf_status st, const char *wha
 static void contract_failures_reported(const contract_ctx *c) {
   gf_backend *b = c->open(0);
   gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   for (int x = 0; x <= GF_SPACE_COUNT; x++)
     for (int ordered = 0; ordered < 2; ordered++) {
       size_t bytes = x == GF_SPACE_COUNT ? 64 : SIZE_MAX; /* no such space / no such memory */
@@ -611,7 +612,7 @@ static int contract_sink_work(gf_backend *b, gf_stream *s[2], contract_wave *w, 
 static gf_backend *contract_sink_open(const contract_ctx *c, int timing, gf_stream *s[2],
                                       contract_wave *w, unsigned char **host) {
   gf_backend *b = c->open(timing);
-  for (int i = 0; i < 2; i++) CHECK_INT(b->ops->stream_create(b, &s[i]), GF_OK);
+  for (int i = 0; i < 2; i++) CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s[i]), GF_OK);
   if (!contract_wave_open(b, 16, w)) return NULL;
   CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, w->bytes, NULL, (void **)host), GF_OK);
   return b;
@@ -717,7 +718,7 @@ static void contract_sink_reports(const contract_ctx *c) {
   gf_backend *b = c->open(1);
   gf_stream *s = NULL;
   contract_wave w;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   if (contract_wave_open(b, 16, &w)) {
     contract_wave_reset(b, s, &w);
     contract_wave_chain(b, s, &w, 3);
@@ -747,7 +748,7 @@ static void contract_scan_finite(const contract_ctx *c) {
   gf_backend *b = c->open(0);
   gf_stream *s = NULL;
   gf_event *e = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   CHECK_INT(b->ops->event_create(b, &e), GF_OK);
   const int64_t n = 3 * 1000 * 1000 + 7; /* more than one share, block, grid */
   float *f32 = NULL;
@@ -817,7 +818,7 @@ static void contract_event_query(const contract_ctx *c) {
   gf_stream *s = NULL;
   gf_event *e = NULL, *never = NULL;
   contract_wave w;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   CHECK_INT(b->ops->event_create(b, &e), GF_OK);
   CHECK_INT(b->ops->event_create(b, &never), GF_OK);
   if (!contract_wave_open(b, c->n, &w)) return;
@@ -889,7 +890,7 @@ static void contract_channel_memory(const contract_ctx *c) {
   enum { N = 1000 };
   const size_t bytes = N * sizeof(uint32_t);
   gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   gf_channel *ch[2];
   uint32_t *in = NULL, *out = NULL;
   CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&in), GF_OK);
@@ -953,8 +954,8 @@ static void contract_channel_put_signal_wait(const contract_ctx *c) {
   }
   gf_stream *a = NULL, *s = NULL;
   contract_wave w;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   if (!contract_wave_open(b, c->n, &w)) return;
   unsigned char *out = NULL;
   CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w.bytes, NULL, (void **)&out), GF_OK);
@@ -1063,8 +1064,8 @@ static void contract_graph_replay(const contract_ctx *c) {
   gf_stream *a = NULL, *s = NULL;
   gf_event *fork = NULL, *join = NULL;
   contract_wave w;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   CHECK_INT(b->ops->event_create(b, &fork), GF_OK);
   CHECK_INT(b->ops->event_create(b, &join), GF_OK);
   if (!contract_wave_open(b, c->n, &w)) return;
@@ -1101,7 +1102,7 @@ static void contract_graph_replay(const contract_ctx *c) {
   gf_stream *x = NULL;
   gf_event *external = NULL;
   gf_graph *read = NULL;
-  CHECK_INT(b->ops->stream_create(b, &x), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &x), GF_OK);
   CHECK_INT(b->ops->event_create(b, &external), GF_OK);
   CHECK_INT(b->ops->event_record(b, external, x), GF_OK);
   CHECK_INT(b->ops->synchronize(b), GF_OK);

@@ -175,7 +175,7 @@ static void test_identity(void) {
 static void test_alloc_alignment_and_zero_bytes(void) {
   gf_backend *b = backend_with(0, 0, 0);
   gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   for (int space = 0; space < GF_SPACE_COUNT; space++)
     for (int ordered = 0; ordered < 2; ordered++) {
       void *p = NULL, *z = NULL;
@@ -207,7 +207,7 @@ static void test_alloc_failure(void) {
 static void test_launch_errors(void) {
   gf_backend *b = backend_with(0, 0, 0);
   gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   static const gf_kernel gpu_only = {.name = "gpu_only", .params = no_params, .args_size = 8};
   static const gf_kernel too_big = {.name = "too_big",
                                     .params = no_params,
@@ -225,7 +225,7 @@ static void test_wait_on_own_stream(void) {
   gf_backend *b = backend_with(0, 0, 0);
   gf_stream *a = NULL;
   gf_event *e = NULL;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
   CHECK_INT(b->ops->event_create(b, &e), GF_OK);
   _Atomic int flag = 0;
   int seen = -1;
@@ -245,7 +245,7 @@ static void test_event_synchronize(void) {
   gf_backend *b = backend_with(0, 0, 0);
   gf_stream *a = NULL;
   gf_event *e = NULL;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
   CHECK_INT(b->ops->event_create(b, &e), GF_OK);
   _Atomic int flag = 0, open = 0;
   int opened = -1;
@@ -266,8 +266,8 @@ static void test_event_synchronize(void) {
 static void test_stream_synchronize(void) {
   gf_backend *b = backend_with(0, 0, 0);
   gf_stream *a = NULL, *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   _Atomic int flag = 0, open = 0;
   int opened = -1;
   meet_args gate = {&open, 0, 1, &opened};
@@ -286,8 +286,8 @@ static void test_stream_synchronize(void) {
 static void test_streams_run_concurrently(void) {
   gf_backend *b = backend_with(0, 0, 0);
   gf_stream *a = NULL, *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   _Atomic int arrived = 0;
   int met_a = -1, met_b = -1;
   meet_args on_a = {&arrived, 1, 2, &met_a}, on_b = {&arrived, 1, 2, &met_b};
@@ -302,7 +302,7 @@ static void test_streams_run_concurrently(void) {
 static void test_backpressure_keeps_order(void) {
   gf_backend *b = backend_with(0, 2, 0);
   gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   int log[100] = {0};
   _Atomic int length = 0;
   CHECK_INT(launch_append(b, s, log, &length, 0, 20000, no_tag), GF_OK);
@@ -337,7 +337,7 @@ static void *produce(void *arg) {
 static void test_enqueue_blocks_when_full(void) {
   gf_backend *b = backend_with(0, 2, 0);
   gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   _Atomic int open = 0, length = 0;
   int opened = -1, log[10] = {0};
   meet_args gate = {&open, 0, 1, &opened};
@@ -382,7 +382,7 @@ static void test_waiters_wake_at_their_ticket(void) {
   gf_backend *b = backend_with(0, 0, 0);
   gf_stream *s = NULL;
   gf_event *first = NULL, *second = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   CHECK_INT(b->ops->event_create(b, &first), GF_OK);
   CHECK_INT(b->ops->event_create(b, &second), GF_OK);
   _Atomic int open1 = 0, open2 = 0;
@@ -423,8 +423,8 @@ static void test_task_timing_sink(void) {
   }
   b->sink = (gf_op_sink){gf_task_timing_report, timings, 0, NULL};
   gf_stream *a = NULL, *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   int log[16] = {0};
   _Atomic int length = 0;
   char from[64] = "abc", to[64] = {0};
@@ -449,9 +449,9 @@ static void test_task_timing_sink(void) {
 static void test_destroy_drains_queued_work(void) {
   gf_backend *b = backend_with(0, 0, 0);
   gf_stream *a = NULL, *s = NULL, *c = NULL;
-  CHECK_INT(b->ops->stream_create(b, &a), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
-  CHECK_INT(b->ops->stream_create(b, &c), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &c), GF_OK);
   int log_a[5] = {0}, log_b[5] = {0}, log_c[5] = {0};
   _Atomic int length_a = 0, length_b = 0, length_c = 0;
   for (int i = 0; i < 5; i++) {
@@ -483,7 +483,7 @@ static void test_destroy_drains_queued_work(void) {
 static void test_openmp_threads_per_kernel(void) {
   gf_backend *b = backend_with(3, 0, 0);
   gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   int max_threads = -1, cells[100] = {0};
   omp_args args = {&max_threads, cells, 100};
   CHECK_INT(b->ops->launch(b, s, &omp_kernel, &args, no_tag), GF_OK);
@@ -510,7 +510,7 @@ static void channel_side(int in, int out, uint32_t mine, uint32_t theirs, int *o
   gf_channel *ch = NULL;
   gf_channel_handle h, peer;
   uint32_t *src = NULL, *dst = NULL;
-  *ok = b && b->ops->stream_create(b, &s) == GF_OK &&
+  *ok = b && b->ops->stream_create(b, GF_STREAM_NORMAL, &s) == GF_OK &&
         b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&src) == GF_OK &&
         b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&dst) == GF_OK &&
         gf_channel_create(b, bytes, &ch, &h) == GF_OK &&

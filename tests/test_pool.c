@@ -58,8 +58,8 @@ typedef struct rig {
 
 static void rig_open(rig *r, gf_pool_strategy strategy, size_t threshold) {
   r->b = open_backend();
-  CHECK_INT(r->b->ops->stream_create(r->b, &r->s), GF_OK);
-  CHECK_INT(r->b->ops->stream_create(r->b, &r->t), GF_OK);
+  CHECK_INT(r->b->ops->stream_create(r->b, GF_STREAM_NORMAL, &r->s), GF_OK);
+  CHECK_INT(r->b->ops->stream_create(r->b, GF_STREAM_NORMAL, &r->t), GF_OK);
   busy_open(r->b, &r->w);
   CHECK_INT(gf_pool_create(r->b, strategy, GF_SPACE_DEVICE, threshold, &r->pool), GF_OK);
 }

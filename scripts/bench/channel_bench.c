@@ -261,7 +261,7 @@ int main(int argc, char **argv) {
   const int iters[] = {2000, 500, 20};
   const size_t max = sizes[2];
   gf_backend *b = x.b;
-  if (b->ops->stream_create(b, &x.s) != GF_OK ||
+  if (b->ops->stream_create(b, GF_STREAM_NORMAL, &x.s) != GF_OK ||
       b->ops->alloc(b, GF_SPACE_DEVICE, max, NULL, &x.src) != GF_OK)
     die(comm, "setting up", b->error);
   if (!x.gpu && !(x.host = malloc(max))) die(comm, "setting up", "out of memory");

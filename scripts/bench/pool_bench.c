@@ -118,7 +118,8 @@ int main(int argc, char **argv) {
   }
   gf_stream *s[8] = {NULL};
   for (int i = 0; i < streams; i++)
-    if (b->ops->stream_create(b, &s[i]) != GF_OK) return fail(b, "creating a stream");
+    if (b->ops->stream_create(b, GF_STREAM_NORMAL, &s[i]) != GF_OK)
+      return fail(b, "creating a stream");
   printf("%s\n%zu bytes, %d stream%s, %ld pairs (alloc + free), best of %d\n", b->description,
          bytes, streams, streams == 1 ? "" : "s", pairs, repeat);
   printf("%-30s %14s %14s %14s\n", "allocator", "pairs/s", "vs per-step", "vs async");

@@ -291,7 +291,7 @@ static void check_wave_case(wave_case wc, int expect_nonzero) {
     return;
   }
   gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   double max_u = 0.0;
   double diff = run_wave_case(b, s, wc, &max_u);
   printf("  %lld x %lld, halo %d, %d steps: max |U| %.6g, max |GPU - CPU| %.3g%s\n",
@@ -335,7 +335,7 @@ static void test_bad_launches_reported(void) {
     return;
   }
   gf_stream *s = NULL;
-  CHECK_INT(b->ops->stream_create(b, &s), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
   float *cells = NULL;
   CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, 64 * sizeof(float), NULL, (void **)&cells), GF_OK);
 

@@ -63,6 +63,10 @@ expect_contains "$out" "steps     640, schedule events" "validate steps"
 expect_contains "$out" "streams   7: compute io[0] io[1] io[2] io[3] io[4] drain" "validate streams"
 expect_contains "$out" "snapshot     output array_out.dat  on io[n % 5]    runs at 637 of 640 steps" "validate tasks"
 expect_contains "$out" "device      1.5 MiB (U 5 x 256.0 KiB, V 256.0 KiB)" "validate memory"
+# the ghost cells' stream goes ahead of the interior's blocks
+expect_exit 0 "validate ghost_exchange" -- "$gflow" validate "$repo/workflows/ghost_exchange.yaml" \
+  --set 'grid.shape=[44,44]' --set 'decomposition=[1,1]'
+expect_contains "$out" "streams   2: compute halo (high priority)" "validate halo stream"
 expect_exit 0 "validate with --set" -- "$gflow" validate "$wave" --set 'grid.shape=[512,512]' --set schedule=auto
 expect_contains "$out" "steps     1280, schedule auto" "--set changes steps through nt"
 

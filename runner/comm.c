@@ -1,6 +1,7 @@
 /* comm.c - MPI, or one process. */
 #include "comm.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,9 +259,12 @@ gf_status gf_comm_post(gf_comm *comm, gf_comm_batch *batch, const gf_comm_messag
 gf_status gf_comm_wait(gf_comm *comm, gf_comm_batch *batch, char *why, size_t why_size) {
 #ifdef GFLOW_WITH_MPI
   if (comm->mpi) {
-    /* Test for 50 us, then test between naps of 20 us: as fast as waiting
-     * when the messages are about to arrive, and no core spun to no end
-     * when ranks share cores (more ranks than cores, or a busy node). */
+    /* A message of more than the eager size moves in steps (a handshake,
+     * then fragments), each made only inside an MPI call: so test without
+     * pause, yielding the core between tests (to another rank where ranks
+     * share cores), for 2 ms; only then nap 20 us between tests, a rank
+     * waiting for a neighbour far behind. A nap in a handshake costs the
+     * timer's slack (50 us or more) per step. */
     int rc = MPI_SUCCESS, done = 0;
     struct timespec start, now, nap = {0, 20000};
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -268,8 +272,10 @@ gf_status gf_comm_wait(gf_comm *comm, gf_comm_batch *batch, char *why, size_t wh
       rc = MPI_Testall(batch->count, batch->requests, &done, MPI_STATUSES_IGNORE);
       if (rc != MPI_SUCCESS || done) break;
       clock_gettime(CLOCK_MONOTONIC, &now);
-      if ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) > 50000)
+      if ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) > 2000000)
         nanosleep(&nap, NULL);
+      else
+        sched_yield();
     }
     batch->count = 0;
     if (rc != MPI_SUCCESS) {

@@ -1500,6 +1500,21 @@ static gf_status run_steps(run *r, const gf_run_options *options, int64_t *steps
 }
 
 /* The steps, then what a graph still holds back. */
+/* The host calls' set-up (gf_instr.prepare), in body order. */
+static gf_status prepare_host_calls(run *r) {
+  gf_status st = GF_OK;
+  for (int b = 0; b < gf_program_body_count(r->program) && st == GF_OK; b++) {
+    const gf_body *body = gf_program_body(r->program, b);
+    for (int i = 0; i < body->ninstrs && st == GF_OK; i++) {
+      const gf_instr *in = &body->instrs[i];
+      if (in->kind != GF_I_HOST_CALL || !in->prepare) continue;
+      r->host.stream = in->stream;
+      st = in->prepare(&r->host, r->wf, in->task, r->first_step, in->call_data);
+    }
+  }
+  return st;
+}
+
 static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_run,
                           int *stop_signal, gf_progress *progress) {
   gf_status st = run_steps(r, options, steps_run, stop_signal, progress);
@@ -1596,6 +1611,10 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   /* Likewise the pure hooks' results for the steps (ricker(n)): a table
    * lookup in the loop instead of a Lua call. */
   if (st == GF_OK) gf_eval_prepare(eval, r.first_step, wf->steps - r.first_step);
+  if (st == GF_OK) st = prepare_host_calls(&r);
+  /* The ranks start their clocks together: what set-up took on one rank
+   * more than on another is not the loop's time of its neighbours. */
+  if (st == GF_OK && gf_comm_size(r.comm) > 1) gf_comm_barrier(r.comm);
   if (st == GF_OK) {
     t0 = now_ns();
     gf_progress *progress = options->quiet ? NULL : start_progress(&r, options);

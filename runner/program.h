@@ -142,6 +142,11 @@ typedef struct gf_instr {
   /* GF_I_HOST_CALL */
   gf_host_fn call;
   const void *call_data;
+  /* When set, run once before the loop's clock starts, in body order on
+   * every rank, with the call's data: set-up the call would otherwise do at
+   * its first step (the channels' registration and handshake). The call
+   * still works where it did not run (a task that starts later). */
+  gf_host_fn prepare;
 } gf_instr;
 
 /* The instructions of one step. */

@@ -237,6 +237,14 @@ static gf_status channels_open(gf_host_ctx *ctx, const gf_workflow *wf, int task
   return GF_OK;
 }
 
+/* Before the loop's clock: the channels, so that their registration and
+ * handshake are not the first exchange's time. */
+static gf_status channels_prepare(gf_host_ctx *ctx, const gf_workflow *wf, int task, int64_t n,
+                                  const void *data) {
+  halo_channels *hc = gf_host_state(ctx, task);
+  return hc ? GF_OK : channels_open(ctx, wf, task, n, data, &hc);
+}
+
 /* Issues the exchange on the task's stream, after its pack and before its
  * unpack: every put and signal before any wait for the neighbours', so no
  * two ranks wait for each other. */
@@ -314,6 +322,7 @@ static gf_status emit_exchange(gf_emitter *e, const gf_workflow *wf, const gf_ta
     gf_instr *call = gf_emit(e, GF_I_HOST_CALL);
     call->call = channel_exchange;
     call->call_data = h;
+    call->prepare = channels_prepare;
   } else {
     gf_emit(e, GF_I_HOST_SYNC)->other = instance->stream; /* the strips are packed */
     gf_instr *start = gf_emit(e, GF_I_HOST_CALL);

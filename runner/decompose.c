@@ -368,8 +368,25 @@ static int split_boxes(const gf_workflow *wf, const int64_t *S, gf_box *inner, g
   return 1;
 }
 
-/* A kernel task split for overlap: NAME.edges (the frame) then NAME (the
- * interior, reading only owned cells). */
+/* What a part of a split kernel touches: it writes `box` and reads `box`
+ * widened by the halo. */
+static void narrow_regions(const gf_workflow *wf, gf_task *part, const gf_box *box) {
+  for (int a = 0; a < part->naccess; a++) {
+    gf_region *r = &part->access[a].region;
+    int writes = part->access[a].access & GF_ACCESS_WRITE;
+    for (int d = 0; d < wf->ndim; d++) {
+      r->lo[d] = writes ? box->lo[d] : box->lo[d] - wf->halo;
+      r->hi[d] = writes ? box->hi[d] : box->hi[d] + wf->halo;
+    }
+  }
+}
+
+/* A kernel task split for overlap: NAME.edges[k], one per strip of the
+ * frame, then NAME (the interior, reading only owned cells). The edges are
+ * urgent: under schedule auto they run on the halo stream, so the next
+ * step's interior waits for them and not for the ghost cells, which have a
+ * whole interior's time. Each strip is a task of its own so that what it
+ * touches is one box, which the planner's conflicts are counted in. */
 static gf_status split_kernel(builder *b, const gf_workflow *wf, int old, const gf_task *task,
                               int *interior_index) {
   int first = -1;
@@ -380,25 +397,24 @@ static gf_status split_kernel(builder *b, const gf_workflow *wf, int old, const 
   int nframe = 0;
   *interior_index = -1;
   if (!split_boxes(wf, wf->fields[first].shape, &inner, frame, &nframe)) return GF_OK;
-  char *name = gf_asprintf("%s.edges", task->name);
-  gf_task *edges = name ? append(b) : NULL;
-  gf_status st = edges ? gf_kernel_task_split(task, name, frame, nframe, edges) : GF_INTERNAL;
-  free(name);
-  if (st == GF_OK) st = clone_common(task, edges);
-  if (st == GF_OK) st = note_generated(b, old, b->count - 1);
+  gf_status st = GF_OK;
+  for (int k = 0; k < nframe && st == GF_OK; k++) {
+    char *name = gf_asprintf("%s.edges[%d]", task->name, k);
+    gf_task *edge = name ? append(b) : NULL;
+    st = edge ? gf_kernel_task_split(task, name, &frame[k], 1, edge) : GF_INTERNAL;
+    free(name);
+    if (st == GF_OK) st = clone_common(task, edge);
+    if (st != GF_OK) break;
+    narrow_regions(wf, edge, &frame[k]);
+    edge->urgent = 1;
+    st = note_generated(b, old, b->count - 1);
+  }
   gf_task *interior = st == GF_OK ? append(b) : NULL;
   if (!interior) return GF_INTERNAL;
   *interior = *task;
   ((gf_kernel_task *)interior->data)->nboxes = 1;
   ((gf_kernel_task *)interior->data)->boxes[0] = inner;
-  for (int a = 0; a < interior->naccess; a++) {
-    gf_region *r = &interior->access[a].region;
-    for (int d = 0; d < wf->ndim; d++) {
-      int writes = interior->access[a].access & GF_ACCESS_WRITE;
-      r->lo[d] = writes ? inner.lo[d] : inner.lo[d] - wf->halo;
-      r->hi[d] = writes ? inner.hi[d] : inner.hi[d] + wf->halo;
-    }
-  }
+  narrow_regions(wf, interior, &inner);
   *interior_index = b->count - 1;
   return GF_OK;
 }

@@ -128,6 +128,11 @@ struct gf_task {
   gf_access_decl access[GF_MAX_TASK_REFS]; /* declared by the kind's loader */
   int naccess;
 
+  /* 1: on the ghost cells' path (a split kernel's edges, decompose.c):
+   * schedule auto issues it on the halo stream, ahead of the ghost cells
+   * and beside the interior, which then waits for it alone. */
+  int urgent;
+
   /* Why the kind judged this task numerically unstable at load (a kernel's
    * stable()), reported at unstable_loc by gf_workflow_check_stable; NULL:
    * stable, or nothing to judge. */

@@ -381,12 +381,14 @@ static void narrow_regions(const gf_workflow *wf, gf_task *part, const gf_box *b
   }
 }
 
-/* A kernel task split for overlap: NAME.edges[k], one per strip of the
- * frame, then NAME (the interior, reading only owned cells). The edges are
+/* A kernel task split for overlap: NAME (the interior, reading only owned
+ * cells), then NAME.edges[k], one per strip of the frame. The edges are
  * urgent: under schedule auto they run on the halo stream, so the next
  * step's interior waits for them and not for the ghost cells, which have a
  * whole interior's time. Each strip is a task of its own so that what it
- * touches is one box, which the planner's conflicts are counted in. */
+ * touches is one box, which the planner's conflicts are counted in. The
+ * interior is issued first: when it is planned, the records of the last
+ * step's edges are still among the halo stream's event slots. */
 static gf_status split_kernel(builder *b, const gf_workflow *wf, int old, const gf_task *task,
                               int *interior_index) {
   int first = -1;
@@ -397,10 +399,17 @@ static gf_status split_kernel(builder *b, const gf_workflow *wf, int old, const 
   int nframe = 0;
   *interior_index = -1;
   if (!split_boxes(wf, wf->fields[first].shape, &inner, frame, &nframe)) return GF_OK;
+  gf_task *interior = append(b);
+  if (!interior) return GF_INTERNAL;
+  *interior = *task;
+  ((gf_kernel_task *)interior->data)->nboxes = 1;
+  ((gf_kernel_task *)interior->data)->boxes[0] = inner;
+  narrow_regions(wf, interior, &inner);
+  *interior_index = b->count - 1;
   gf_status st = GF_OK;
   for (int k = 0; k < nframe && st == GF_OK; k++) {
     char *name = gf_asprintf("%s.edges[%d]", task->name, k);
-    gf_task *edge = name ? append(b) : NULL;
+    gf_task *edge = name ? append(b) : NULL; /* b->tasks may move: `interior` is stale */
     st = edge ? gf_kernel_task_split(task, name, &frame[k], 1, edge) : GF_INTERNAL;
     free(name);
     if (st == GF_OK) st = clone_common(task, edge);
@@ -409,14 +418,7 @@ static gf_status split_kernel(builder *b, const gf_workflow *wf, int old, const 
     edge->urgent = 1;
     st = note_generated(b, old, b->count - 1);
   }
-  gf_task *interior = st == GF_OK ? append(b) : NULL;
-  if (!interior) return GF_INTERNAL;
-  *interior = *task;
-  ((gf_kernel_task *)interior->data)->nboxes = 1;
-  ((gf_kernel_task *)interior->data)->boxes[0] = inner;
-  narrow_regions(wf, interior, &inner);
-  *interior_index = b->count - 1;
-  return GF_OK;
+  return st;
 }
 
 static gf_status generate(gf_workflow *wf, gf_diag *diag) {
@@ -453,18 +455,18 @@ static gf_status generate(gf_workflow *wf, gf_diag *diag) {
     int interior = -1;
     if (overlap && has_box(task) && reads_field(task, halo_field))
       st = split_kernel(&b, wf, t, task, &interior);
-    if (st != GF_OK) break;
-    if (interior < 0) {
+    if (st == GF_OK && interior < 0) {
       gf_task *moved = append(&b);
-      if (!moved) {
+      if (moved)
+        *moved = *task, interior = b.count - 1;
+      else
         st = GF_INTERNAL;
-        break;
-      }
-      *moved = *task;
-      interior = b.count - 1;
     }
-    b.moved[t] = interior;
-    memset(task, 0, sizeof *task); /* moved: the old slot no longer owns anything */
+    if (interior >= 0) { /* moved (even where a strip then failed): b.tasks owns it */
+      b.moved[t] = interior;
+      memset(task, 0, sizeof *task);
+    }
+    if (st != GF_OK) break;
     if (!writes_halo) continue;
     for (int a = 0; a < b.tasks[interior].naccess && st == GF_OK; a++) {
       gf_access_decl acc = b.tasks[interior].access[a]; /* b.tasks moves as tasks are added */

@@ -623,29 +623,39 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
                               ordered ? 0 : (int)plan->ops[plan->nops - 1].kind, -1});
   }
 
-  /* Data dependencies: where the schedule infers order they become waits;
-   * otherwise an unordered conflict is a hazard. */
-  for (int r = 0; r < task->naccess; r++) {
-    const gf_access_decl *decl = &task->access[r];
-    buffer_state *buf = &plan->buffers[plan->field_base[decl->ref.field] + inst[r]];
-    if (wf->fields[decl->ref.field].scratch && (st = check_scratch_read(plan, t, n, decl, buf)))
-      return st;
-    const access *conflicts[2 * GF_MAX_STREAMS + 2];
-    gf_edge_kind kinds[2 * GF_MAX_STREAMS + 2];
-    int nconf = find_conflicts(plan, buf, decl->access, &decl->region, t, n, conflicts, kinds);
-    for (int c = 0; c < nconf; c++) {
-      const access *x = conflicts[c];
-      int ordered = is_ordered(clock, s, x->stream, x->seq);
-      if (!ordered && (sched->flags & GF_SCHED_INFERS_ORDER)) {
-        order_after(plan, s, clock, x->stream, x->seq);
-        push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], decl->ref.field,
-                                  (int)plan->ops[plan->nops - 1].kind, r});
-      } else if (!ordered) {
-        return report_hazard(plan, t, n, s, &decl->ref, inst[r], decl->access, x);
-      } else if ((sched->flags & GF_SCHED_INFERS_ORDER) && x->step != n) {
-        push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], decl->ref.field, 0, r});
+  /* Data dependencies: where the schedule infers order they become waits,
+   * one a stream, on the record of the newest access needed there (it
+   * covers the older ones); otherwise an unordered conflict is a hazard. */
+  int64_t needed[GF_MAX_STREAMS] = {0}, before[GF_MAX_STREAMS];
+  int wait_kind[GF_MAX_STREAMS] = {0};
+  memcpy(before, clock, (size_t)S * sizeof(int64_t));
+  int infers = (sched->flags & GF_SCHED_INFERS_ORDER) != 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int r = 0; r < task->naccess; r++) {
+      const gf_access_decl *decl = &task->access[r];
+      buffer_state *buf = &plan->buffers[plan->field_base[decl->ref.field] + inst[r]];
+      if (pass == 0 && wf->fields[decl->ref.field].scratch &&
+          (st = check_scratch_read(plan, t, n, decl, buf)))
+        return st;
+      const access *conflicts[2 * GF_MAX_STREAMS + 2];
+      gf_edge_kind kinds[2 * GF_MAX_STREAMS + 2];
+      int nconf = find_conflicts(plan, buf, decl->access, &decl->region, t, n, conflicts, kinds);
+      for (int c = 0; c < nconf; c++) {
+        const access *x = conflicts[c];
+        int ordered = is_ordered(before, s, x->stream, x->seq);
+        if (pass == 0 && !ordered && !infers)
+          return report_hazard(plan, t, n, s, &decl->ref, inst[r], decl->access, x);
+        if (pass == 0 && !ordered && x->seq > needed[x->stream]) needed[x->stream] = x->seq;
+        if (pass == 1 && (!ordered || (infers && x->step != n)))
+          push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], decl->ref.field,
+                                    ordered ? 0 : wait_kind[x->stream], r});
       }
     }
+    for (int o = 0; pass == 0 && o < S; o++)
+      if (needed[o] && !is_ordered(clock, s, o, needed[o])) {
+        order_after(plan, s, clock, o, needed[o]);
+        wait_kind[o] = (int)plan->ops[plan->nops - 1].kind;
+      }
   }
 
   /* The task itself. */
@@ -883,14 +893,20 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
     fprintf(out, " %s (%s%s)", wf->hooks[h].name, wf->hooks[h].path,
             wf->hooks[h].pure ? ", pure" : "");
   fprintf(out, "\n  tasks per step, in issue order:\n");
+  int name_width = 12, kind_width = 6; /* columns as wide as their longest */
+  for (int t = 0; t < wf->ntasks; t++) {
+    if ((int)strlen(wf->tasks[t].name) > name_width) name_width = (int)strlen(wf->tasks[t].name);
+    if ((int)strlen(wf->tasks[t].kind->name) > kind_width)
+      kind_width = (int)strlen(wf->tasks[t].kind->name);
+  }
   for (int i = 0; i < wf->ntasks; i++) {
     const gf_task *task = &wf->tasks[plan->order[i]];
     const char *where = task->kind->traits & GF_KIND_ON_HOST
                             ? "host"
                             : plan->schedule->placement(wf, task, buf, sizeof buf);
-    fprintf(out, "    %-12s %-6s %-14s on %-12s runs at %" PRId64 " of %" PRId64 " steps\n",
-            task->name, task->kind->name, task->kind->describe(wf, task), where,
-            plan->tasks[plan->order[i]].active, wf->steps);
+    fprintf(out, "    %-*s %-*s %-14s on %-12s runs at %" PRId64 " of %" PRId64 " steps\n",
+            name_width, task->name, kind_width, task->kind->name, task->kind->describe(wf, task),
+            where, plan->tasks[plan->order[i]].active, wf->steps);
   }
   fprintf(out, "  memory per space:\n");
   for (int sp = 0; sp < GF_SPACE_COUNT; sp++) {

@@ -58,6 +58,29 @@ same "corners off, 4 ranks (a 5-point stencil reads no corner)" "$tmp/nocorners"
 expect_exit 0 "overlap off" -- mpi 4 run $blur --quiet --out "$tmp/nooverlap" \
   --set exchange.overlap=false
 same "overlap off, 4 ranks" "$tmp/nooverlap" "$tmp/one-copy/x.dat"
+# Overlap's plan: the edges, one task per strip, go ahead of the ghost cells
+# on the halo stream (high priority), and the interior waits for the last
+# step's edges alone, never for its ghost cells.
+ghost=workflows/ghost_exchange.yaml
+expect_exit 0 "validate the overlap" -- "$gflow" validate $ghost --ranks 4 --set 'grid.shape=[44,44]'
+expect_contains "$out" "streams   2: compute halo (high priority)" "the halo stream's priority"
+for k in 0 1 2 3; do
+  expect_contains "$out" "blur.edges[$k]  kernel   blur           on halo" "edge strip $k on the halo stream"
+done
+expect_contains "$out" "blur           kernel   blur           on compute" "the interior on the compute stream"
+expect_exit 0 "dag of the overlap" -- "$gflow" dag $ghost --ranks 4 --set 'grid.shape=[44,44]' \
+  --format mermaid --step 2
+waits=$(python3 - "$out" <<'PY'
+import re, sys
+text = sys.argv[1]
+names = dict(re.findall(r'^\s*(t\d+_\d+)\["([^<"]+)', text, re.M))
+interior = [node for node, name in names.items() if name == "blur"][0]
+print(" ".join(sorted({names[a] for a, why in re.findall(r'(t\d+_\d+) -\.?-?>\|"([^"]*)"\| ' + interior, text)
+                      if why.endswith("(event)")})))
+PY
+)
+[ "$waits" = "blur.edges[0]@n-1 blur.edges[1]@n-1 blur.edges[2]@n-1 blur.edges[3]@n-1" ] && pass ||
+  fail "the interior waits across streams for '$waits', not the last step's edges alone"
 expect_exit 0 "schedule sync" -- mpi 3 run $blur --quiet --out "$tmp/sync" --set schedule=sync
 same "schedule sync, 3 ranks" "$tmp/sync" "$tmp/one-copy/x.dat"
 expect_exit 0 "decomposition [1, 4]" -- mpi 4 run $blur --quiet --out "$tmp/d14" \

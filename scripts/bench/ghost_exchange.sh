@@ -5,7 +5,10 @@
 #      (default "1"; "1 2 4" on a machine with 4 GPUs: one GPU per rank, or
 #      ranks sharing the GPUs there are): the seed's four timers (the maximum
 #      over the ranks) next to its published MI210 figures, with overlap on
-#      and off, and the blur's effective bandwidth (16 B per cell) against a
+#      and off; what the split costs the loop (its total past the first
+#      one-rank total / ranks, and that over the one-rank stencil's share:
+#      with overlap the busy times run side by side and do not add up); and
+#      the blur's effective bandwidth a GPU (16 B per cell) against a
 #      device-to-device copy measured in the same run (copy_bw); with
 #      TRANSPORTS="mpi channel" the ghost cells over MPI and over channels;
 #   2. the CPU backend, strong scaling at CPU_SHAPE (default 4004^2) over
@@ -63,9 +66,10 @@ if [ "$backend" = gpu ]; then
   echo "1. GPU, the seed's run: 20000^2 doubles, halo 2, corners, 100 iterations (seconds)"
   echo "   device-to-device copy in this run: $copy GB/s (read + written)"
   echo
-  echo "| run | ranks | stencil | boundary condition | ghost cell | total | blur GB/s | of copy |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-  echo "| seed, MI210 (published) | 4 | 1.163 | 0.005 | 0.045 | 1.523 | | |"
+  echo "| run | ranks | stencil | boundary condition | ghost cell | total | over one GPU's share | of its stencil | blur GB/s a GPU | of copy |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| seed, MI210 (published) | 4 | 1.163 | 0.005 | 0.045 | 1.523 | | | | |"
+  one_total="" one_stencil=""
   for ranks in ${RANKS_GPU:-1}; do
     for transport in ${TRANSPORTS:-mpi}; do
       [ "$ranks" -gt 1 ] || [ "$transport" = mpi ] || continue # one rank exchanges nothing
@@ -74,9 +78,16 @@ if [ "$backend" = gpu ]; then
       for overlap in true false; do
         read -r st bc gc total gpts <<<"$(run "$ranks" --backend gpu --timing --set exchange.overlap=$overlap \
           --set exchange.transport=$transport)"
-        [ -n "${total:-}" ] || { echo "| $label, overlap $overlap | $ranks | failed | | | | | |"; continue; }
-        gbs=$(calc "$gpts * 16")
-        echo "| $label, overlap $overlap | $ranks | $st | $bc | $gc | $total | $gbs | $(calc "$gbs / $copy") |"
+        [ -n "${total:-}" ] || { echo "| $label, overlap $overlap | $ranks | failed | | | | | | | |"; continue; }
+        # What splitting costs the loop: its time past one GPU's loop / ranks.
+        [ "$ranks" -gt 1 ] || [ -n "$one_total" ] || one_total=$total one_stencil=$st
+        over="" of=""
+        if [ "$ranks" -gt 1 ] && [ -n "$one_total" ]; then
+          over=$(awk "BEGIN { printf \"%.4f\", $total - $one_total / $ranks }")
+          of=$(calc "($total - $one_total / $ranks) / ($one_stencil / $ranks)")
+        fi
+        gbs=$(calc "$gpts * 16 / $ranks")
+        echo "| $label, overlap $overlap | $ranks | $st | $bc | $gc | $total | $over | $of | $gbs | $(calc "$gbs / $copy") |"
       done
     done
   done

@@ -53,39 +53,40 @@ enum { kPiece = 512, kPass = 8 };
 #define STENCIL_CASES(S, SUM, FROM)                                                         \
   STENCIL_CASE(S, 1, SUM, FROM)                                                             \
   STENCIL_CASE(S, 2, SUM, FROM)                                                             \
-  STENCIL_CASE(S, 3, SUM, FROM) STENCIL_CASE(S, 4, SUM, FROM) STENCIL_CASE(S, 5, SUM, FROM) \
-      STENCIL_CASE(S, 6, SUM, FROM) STENCIL_CASE(S, 7, SUM, FROM) STENCIL_CASE(S, 8, SUM, FROM)
-#define STENCIL_ROW(T, S)                                                                    \
-  /* k (1..kPass) taps of u over n cells: sum = 0 + taps (start), sum += taps, or */         \
-  /* out = sum + taps (last); acc is the piece's running sum. */                             \
-  static inline void stencil_pass_##S(T *restrict out, T *restrict acc, const T *restrict u, \
-                                      int64_t n, int k, const int64_t *off, const T *coef,   \
-                                      int start, int last) {                                 \
-    T *restrict to = last ? out : acc;                                                       \
-    if (start) {                                                                             \
-      switch (k) { STENCIL_CASES(S, to, 0) }                                                 \
-    } else if (last) {                                                                       \
-      switch (k) { STENCIL_CASES(S, out, acc[j]) }                                           \
-    } else {                                                                                 \
-      switch (k) { STENCIL_CASES(S, acc, acc[j]) }                                           \
-    }                                                                                        \
-  }                                                                                          \
-  GF_CPU_CLONES static void stencil_row_##S(const void *ctx, int64_t o, int64_t len) {       \
-    const gf_stencil_plan_##S *p = ctx;                                                      \
-    T acc[kPiece];                                                                           \
-    for (int64_t first = o; first < o + len; first += kPiece) {                              \
-      const int64_t n = o + len - first < kPiece ? o + len - first : kPiece;                 \
-      int start = 1;                                                                         \
-      for (int i = 0; i < p->ninputs; i++)                                                   \
-        for (int t = 0; t < p->ntaps[i];) {                                                  \
-          int k = p->ntaps[i] - t < kPass ? p->ntaps[i] - t : kPass;                         \
-          int last = i == p->ninputs - 1 && t + k == p->ntaps[i];                            \
-          stencil_pass_##S(p->out + first, acc, p->in[i] + first, n, k, &p->offset[i][t],    \
-                           &p->coef[i][t], start, last);                                     \
-          start = 0;                                                                         \
-          t += k;                                                                            \
-        }                                                                                    \
-    }                                                                                        \
+  STENCIL_CASE(S, 3, SUM, FROM)                                                             \
+  STENCIL_CASE(S, 4, SUM, FROM) STENCIL_CASE(S, 5, SUM, FROM) STENCIL_CASE(S, 6, SUM, FROM) \
+      STENCIL_CASE(S, 7, SUM, FROM) STENCIL_CASE(S, 8, SUM, FROM)
+#define STENCIL_ROW(T, S)                                                                          \
+  /* k (1..kPass) taps of u over n cells: sum = 0 + taps (start), sum += taps, or */               \
+  /* out = sum + taps (last); acc is the piece's running sum. */                                   \
+  static inline __attribute__((always_inline)) void stencil_pass_##S(                              \
+      T *restrict out, T *restrict acc, const T *restrict u, int64_t n, int k, const int64_t *off, \
+      const T *coef, int start, int last) {                                                        \
+    T *restrict to = last ? out : acc;                                                             \
+    if (start) {                                                                                   \
+      switch (k) { STENCIL_CASES(S, to, 0) }                                                       \
+    } else if (last) {                                                                             \
+      switch (k) { STENCIL_CASES(S, out, acc[j]) }                                                 \
+    } else {                                                                                       \
+      switch (k) { STENCIL_CASES(S, acc, acc[j]) }                                                 \
+    }                                                                                              \
+  }                                                                                                \
+  GF_CPU_CLONES static void stencil_row_##S(const void *ctx, int64_t o, int64_t len) {             \
+    const gf_stencil_plan_##S *p = ctx;                                                            \
+    T acc[kPiece];                                                                                 \
+    for (int64_t first = o; first < o + len; first += kPiece) {                                    \
+      const int64_t n = o + len - first < kPiece ? o + len - first : kPiece;                       \
+      int start = 1;                                                                               \
+      for (int i = 0; i < p->ninputs; i++)                                                         \
+        for (int t = 0; t < p->ntaps[i];) {                                                        \
+          int k = p->ntaps[i] - t < kPass ? p->ntaps[i] - t : kPass;                               \
+          int last = i == p->ninputs - 1 && t + k == p->ntaps[i];                                  \
+          stencil_pass_##S(p->out + first, acc, p->in[i] + first, n, k, &p->offset[i][t],          \
+                           &p->coef[i][t], start, last);                                           \
+          start = 0;                                                                               \
+          t += k;                                                                                  \
+        }                                                                                          \
+    }                                                                                              \
   }
 STENCIL_ROW(float, f32)
 STENCIL_ROW(double, f64)

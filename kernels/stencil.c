@@ -50,12 +50,17 @@ enum { kPiece = 512, kPass = 8 };
   case K:                                                                              \
     for (int64_t j = 0; j < n; j++) SUM[j] = gf_fd_taps_##S(FROM, u, j, K, off, coef); \
     break;
-#define STENCIL_CASES(S, SUM, FROM)                                                         \
-  STENCIL_CASE(S, 1, SUM, FROM)                                                             \
-  STENCIL_CASE(S, 2, SUM, FROM)                                                             \
-  STENCIL_CASE(S, 3, SUM, FROM)                                                             \
-  STENCIL_CASE(S, 4, SUM, FROM) STENCIL_CASE(S, 5, SUM, FROM) STENCIL_CASE(S, 6, SUM, FROM) \
-      STENCIL_CASE(S, 7, SUM, FROM) STENCIL_CASE(S, 8, SUM, FROM)
+/* clang-format off: one case a line (clang-format reflows this list differently on each run) */
+#define STENCIL_CASES(S, SUM, FROM) \
+  STENCIL_CASE(S, 1, SUM, FROM)     \
+  STENCIL_CASE(S, 2, SUM, FROM)     \
+  STENCIL_CASE(S, 3, SUM, FROM)     \
+  STENCIL_CASE(S, 4, SUM, FROM)     \
+  STENCIL_CASE(S, 5, SUM, FROM)     \
+  STENCIL_CASE(S, 6, SUM, FROM)     \
+  STENCIL_CASE(S, 7, SUM, FROM)     \
+  STENCIL_CASE(S, 8, SUM, FROM)
+/* clang-format on */
 #define STENCIL_ROW(T, S)                                                                          \
   /* k (1..kPass) taps of u over n cells: sum = 0 + taps (start), sum += taps, or */               \
   /* out = sum + taps (last); acc is the piece's running sum. */                                   \

@@ -1499,7 +1499,6 @@ static gf_status run_steps(run *r, const gf_run_options *options, int64_t *steps
   return st;
 }
 
-/* The steps, then what a graph still holds back. */
 /* The host calls' set-up (gf_instr.prepare), in body order. */
 static gf_status prepare_host_calls(run *r) {
   gf_status st = GF_OK;
@@ -1515,6 +1514,7 @@ static gf_status prepare_host_calls(run *r) {
   return st;
 }
 
+/* The steps, then what a graph still holds back. */
 static gf_status run_loop(run *r, const gf_run_options *options, int64_t *steps_run,
                           int *stop_signal, gf_progress *progress) {
   gf_status st = run_steps(r, options, steps_run, stop_signal, progress);

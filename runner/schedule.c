@@ -137,6 +137,12 @@ static const gf_schedule graph_schedule = {
 
 /* ---- auto: a compute stream and one IO stream per ring instance ---- */
 
+/* Ghost cells, and the edges they are cut from (urgent), travel on a
+ * stream of their own, so the interior can be updated meanwhile. */
+static int on_halo_stream(const gf_task *task) {
+  return (task->kind->traits & GF_KIND_HALO) || task->urgent;
+}
+
 /* One IO stream per instance of the deepest ring a copy reads (at most 8),
  * so each copy of a rotating field can proceed on its own. */
 static gf_status auto_streams(const gf_workflow *wf, gf_sched_streams *streams) {
@@ -154,10 +160,8 @@ static gf_status auto_streams(const gf_workflow *wf, gf_sched_streams *streams) 
   streams->io_streams = io ? (deepest < 8 ? deepest : 8) : 0;
   for (int k = 0; k < streams->io_streams && st == GF_OK; k++)
     st = add_stream(streams, gf_asprintf("io[%d]", k));
-  /* Ghost cells, and the edges they are cut from, travel on a stream of
-   * their own, so the interior can be updated meanwhile. */
   for (int t = 0; t < wf->ntasks && st == GF_OK && streams->halo_stream < 0; t++)
-    if ((wf->tasks[t].kind->traits & GF_KIND_HALO) || wf->tasks[t].urgent) {
+    if (on_halo_stream(&wf->tasks[t])) {
       streams->halo_stream = streams->count;
       st = add_stream(streams, gf_strdup("halo"));
     }
@@ -167,7 +171,7 @@ static gf_status auto_streams(const gf_workflow *wf, gf_sched_streams *streams) 
 static gf_status auto_stream(const gf_workflow *wf, gf_sched_streams *streams, int t, int64_t n,
                              gf_diag *diag, int *stream) {
   (void)n, (void)diag;
-  if ((wf->tasks[t].kind->traits & GF_KIND_HALO) || wf->tasks[t].urgent)
+  if (on_halo_stream(&wf->tasks[t]))
     *stream = streams->halo_stream;
   else if (!(wf->tasks[t].kind->traits & GF_KIND_MOVES_DATA) || streams->io_streams == 0)
     *stream = 0;
@@ -179,9 +183,9 @@ static gf_status auto_stream(const gf_workflow *wf, gf_sched_streams *streams, i
 static const char *auto_placement(const gf_workflow *wf, const gf_task *task, char *buf,
                                   size_t size) {
   (void)wf, (void)buf, (void)size;
-  return task->kind->traits & GF_KIND_HALO || task->urgent ? "halo"
-         : task->kind->traits & GF_KIND_MOVES_DATA         ? "io[*]"
-                                                           : "compute";
+  return on_halo_stream(task)                      ? "halo"
+         : task->kind->traits & GF_KIND_MOVES_DATA ? "io[*]"
+                                                   : "compute";
 }
 
 static const gf_schedule auto_schedule = {

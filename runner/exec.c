@@ -22,6 +22,7 @@
 #include "progress.h"
 #include "runinfo.h"
 #include "schedule.h"
+#include "task_output.h"
 #include "text.h"
 #include "trace.h"
 
@@ -362,14 +363,15 @@ static void *operand_address(run *r, const gf_operand *o) {
 }
 
 /* Hands the writer the staged batch of file `file`: the planes of its task's
- * instances first .. first + count - 1 (ring slots 0 .. count - 1), leaving
- * out those a flush already wrote (plane -1). */
+ * instances first .. first + count - 1 (ring slots 0 .. count - 1) or, for
+ * an output read from its field's ring, of steps first .. first + count - 1,
+ * leaving out those a flush already wrote (plane -1). */
 static gf_status submit_batch(run *r, int file, int64_t first, int count) {
   const gf_file *f = &r->wf->files[file];
   int64_t *planes = r->batch_planes, *steps = r->batch_planes + f->batch;
   for (int i = 0; i < count; i++) {
     gf_status st = GF_OK;
-    steps[i] = gf_program_instance_step(r->program, f->task, first + i);
+    steps[i] = f->from_ring ? first + i : gf_program_instance_step(r->program, f->task, first + i);
     planes[i] = -1;
     if (steps[i] <= r->flushed_through[file]) continue;
     double plane = gf_eval_number(r->eval, f->plane, f->task, steps[i], &st);
@@ -383,26 +385,53 @@ static gf_status submit_batch(run *r, int file, int64_t first, int count) {
 /* With every stream drained: the planes of each batched output's open
  * batch (its instances through step n since its last full batch) go from
  * the device-side ring to the writer, before a checkpoint or at the end. */
+/* A batched output's open batch at step n: how many planes, from which
+ * instance (of its task; for an output read from its field's ring, from
+ * which step), and where they lie. 0: none open. */
+static int open_batch(const run *r, const gf_file *f, int64_t n, int64_t *first,
+                      const void **from) {
+  const gf_workflow *wf = r->wf;
+  size_t bytes = wf->fields[f->field].bytes;
+  if (f->from_ring) {
+    int64_t last = n < f->last_step ? n : f->last_step;
+    if (last < f->first_step || (last + f->index_offset + 1) % f->batch == 0 ||
+        last == f->last_step)
+      return 0; /* none yet, or its batch is complete and on its way */
+    *first = gf_output_batch_first(f, last);
+    const gf_field *field = &wf->fields[f->field];
+    *from =
+        gf_memory_instance(r->memory, f->field, (int)((*first + f->index_offset) % field->ring));
+    return (int)(last - *first + 1);
+  }
+  int64_t count = gf_program_instances_through(r->program, f->task, n);
+  int open = (int)(count % f->batch);
+  *first = count - open;
+  int id = f->task * GF_MAX_TASK_TEMPS; /* the ring: the output's buffer 0, two halves */
+  *from = (char *)r->buffers[id] + (size_t)((*first / f->batch) % 2) * (size_t)f->batch * bytes;
+  return open;
+}
+
 static gf_status flush_batches(run *r, int64_t n) {
   const gf_workflow *wf = r->wf;
   gf_backend *b = r->b;
   for (int i = 0; i < wf->nfiles; i++) {
     const gf_file *f = &wf->files[i];
     if (f->batch <= 1) continue;
-    int64_t count = gf_program_instances_through(r->program, f->task, n);
-    int open = (int)(count % f->batch);
-    int64_t first = count - open;
-    if (open == 0 ||
-        gf_program_instance_step(r->program, f->task, count - 1) <= r->flushed_through[i]) {
+    int64_t first = 0;
+    const void *from = NULL;
+    int open = open_batch(r, f, n, &first, &from);
+    int64_t last_step = open == 0 ? -1
+                        : f->from_ring
+                            ? first + open - 1
+                            : gf_program_instance_step(r->program, f->task, first + open - 1);
+    if (open == 0 || last_step <= r->flushed_through[i]) {
       r->flushed_through[i] = n > r->flushed_through[i] ? n : r->flushed_through[i];
       continue;
     }
-    int id = f->task * GF_MAX_TASK_TEMPS; /* the ring: the output's buffer 0, two halves */
-    size_t half = (size_t)((first / f->batch) % 2) * (size_t)f->batch * wf->fields[f->field].bytes;
     gf_tag tag = {f->task, n, 0};
     gf_status st = gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
     if (st != GF_OK) return st;
-    if (b->ops->copy_async(b, r->streams[0], r->staged, (char *)r->buffers[id] + half,
+    if (b->ops->copy_async(b, r->streams[0], r->staged, from,
                            (size_t)open * wf->fields[f->field].bytes, tag) != GF_OK ||
         b->ops->event_record(b, r->staged_ready, r->streams[0]) != GF_OK)
       return gf_diag_error(r->diag, GF_INTERNAL,
@@ -485,8 +514,10 @@ static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
     case GF_I_STAGE:
       return gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
     case GF_I_WRITE: {
-      if (in->batch > 0) { /* the task's last `batch` instances */
-        int64_t last = gf_program_instances_through(r->program, in->task, n);
+      if (in->batch > 0) { /* the task's last `batch` instances, or steps */
+        int64_t last = r->wf->files[in->file].from_ring
+                           ? n + 1
+                           : gf_program_instances_through(r->program, in->task, n);
         st = submit_batch(r, in->file, last - in->batch, in->batch);
         r->staged_slot = -1;
         return st;

@@ -151,17 +151,14 @@ static void push_edge(gf_plan *plan, gf_edge edge) {
 
 /* Issue order: a topological order of the same-step `after` edges, ties broken
  * by the order the file lists the tasks. */
-static gf_status plan_order(gf_plan *plan) {
-  const gf_workflow *wf = plan->wf;
+int gf_task_issue_order(const gf_workflow *wf, int *order) {
   int nt = wf->ntasks;
   int *pending = gf_calloc((size_t)nt, sizeof(int)); /* unmet same-step predecessors */
   char *done = gf_calloc((size_t)nt, 1);
-  int *seen = gf_calloc((size_t)nt, sizeof(int)); /* for a cycle */
-  if (!pending || !done || !seen) {
+  if (!pending || !done) {
     free(pending);
     free(done);
-    free(seen);
-    return gf_oom(plan->diag, "ordering the tasks");
+    return -1;
   }
   for (int t = 0; t < nt; t++)
     for (int d = 0; d < wf->tasks[t].nafter; d++)
@@ -173,11 +170,28 @@ static gf_status plan_order(gf_plan *plan) {
       if (!done[t] && pending[t] == 0) next = t;
     if (next < 0) break;
     done[next] = 1;
-    plan->order[placed++] = next;
+    order[placed++] = next;
     for (int t = 0; t < nt; t++)
       for (int d = 0; d < wf->tasks[t].nafter; d++)
         if (wf->tasks[t].after[d].lag == 0 && wf->tasks[t].after[d].task == next) pending[t]--;
   }
+  free(pending);
+  free(done);
+  return placed;
+}
+
+static gf_status plan_order(gf_plan *plan) {
+  const gf_workflow *wf = plan->wf;
+  int nt = wf->ntasks;
+  int placed = gf_task_issue_order(wf, plan->order);
+  char *done = gf_calloc((size_t)nt, 1);
+  int *seen = gf_calloc((size_t)nt, sizeof(int)); /* for a cycle */
+  if (placed < 0 || !done || !seen) {
+    free(done);
+    free(seen);
+    return gf_oom(plan->diag, "ordering the tasks");
+  }
+  for (int i = 0; i < placed; i++) done[plan->order[i]] = 1;
   gf_status st = GF_OK;
   if (placed < nt) {
     /* Walk predecessors from a stuck task until one repeats: that is the cycle. */
@@ -215,7 +229,6 @@ static gf_status plan_order(gf_plan *plan) {
         "dependency cycle within one step: %s (each runs after the next, with no step lag)", path);
   }
   free(seen);
-  free(pending);
   free(done);
   return st;
 }
@@ -558,6 +571,17 @@ static gf_status check_aliasing(gf_plan *plan, int t, int64_t n, const int *inst
 static gf_status check_scratch_read(gf_plan *plan, int t, int64_t n, const gf_access_decl *decl,
                                     const buffer_state *buf);
 
+/* An access covers `span` instances, those whose indices end at its ref's. */
+static int span_of(const gf_access_decl *decl) {
+  return decl->span > 1 ? decl->span : 1;
+}
+
+/* The hazard state of the j-th instance back from index `i` of an access. */
+static buffer_state *access_buffer(gf_plan *plan, const gf_access_decl *decl, double i, int j) {
+  int field = decl->ref.field;
+  return &plan->buffers[plan->field_base[field] + ring_slot(i - j, plan->wf->fields[field].ring)];
+}
+
 static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   const gf_workflow *wf = plan->wf;
   const gf_task *task = &wf->tasks[t];
@@ -577,6 +601,7 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
     return st;
 
   int inst[GF_MAX_TASK_REFS];
+  double index[GF_MAX_TASK_REFS];
   for (int r = 0; r < task->naccess; r++) {
     const gf_ref *ref = &task->access[r].ref;
     double i = 0;
@@ -589,6 +614,7 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
                           "; it must be an integer",
                           wf->fields[ref->field].name, gf_number_text(i, (char[32]){0}, 32), n);
     }
+    index[r] = i;
     inst[r] = ring_slot(i, wf->fields[ref->field].ring);
   }
   if ((st = check_aliasing(plan, t, n, inst)) != GF_OK) return st;
@@ -631,26 +657,29 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   memcpy(before, clock, (size_t)S * sizeof(int64_t));
   int infers = (sched->flags & GF_SCHED_INFERS_ORDER) != 0;
   for (int pass = 0; pass < 2; pass++) {
-    for (int r = 0; r < task->naccess; r++) {
-      const gf_access_decl *decl = &task->access[r];
-      buffer_state *buf = &plan->buffers[plan->field_base[decl->ref.field] + inst[r]];
-      if (pass == 0 && wf->fields[decl->ref.field].scratch &&
-          (st = check_scratch_read(plan, t, n, decl, buf)))
-        return st;
-      const access *conflicts[2 * GF_MAX_STREAMS + 2];
-      gf_edge_kind kinds[2 * GF_MAX_STREAMS + 2];
-      int nconf = find_conflicts(plan, buf, decl->access, &decl->region, t, n, conflicts, kinds);
-      for (int c = 0; c < nconf; c++) {
-        const access *x = conflicts[c];
-        int ordered = is_ordered(before, s, x->stream, x->seq);
-        if (pass == 0 && !ordered && !infers)
-          return report_hazard(plan, t, n, s, &decl->ref, inst[r], decl->access, x);
-        if (pass == 0 && !ordered && x->seq > needed[x->stream]) needed[x->stream] = x->seq;
-        if (pass == 1 && (!ordered || (infers && x->step != n)))
-          push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], decl->ref.field,
-                                    ordered ? 0 : wait_kind[x->stream], r});
+    for (int r = 0; r < task->naccess; r++)
+      for (int j = 0; j < span_of(&task->access[r]); j++) {
+        const gf_access_decl *decl = &task->access[r];
+        buffer_state *buf = access_buffer(plan, decl, index[r], j);
+        if (pass == 0 && wf->fields[decl->ref.field].scratch &&
+            (st = check_scratch_read(plan, t, n, decl, buf)))
+          return st;
+        const access *conflicts[2 * GF_MAX_STREAMS + 2];
+        gf_edge_kind kinds[2 * GF_MAX_STREAMS + 2];
+        int nconf = find_conflicts(plan, buf, decl->access, &decl->region, t, n, conflicts, kinds);
+        for (int c = 0; c < nconf; c++) {
+          const access *x = conflicts[c];
+          int ordered = is_ordered(before, s, x->stream, x->seq);
+          if (pass == 0 && !ordered && !infers)
+            return report_hazard(plan, t, n, s, &decl->ref,
+                                 (int)(buf - plan->buffers) - plan->field_base[decl->ref.field],
+                                 decl->access, x);
+          if (pass == 0 && !ordered && x->seq > needed[x->stream]) needed[x->stream] = x->seq;
+          if (pass == 1 && (!ordered || (infers && x->step != n)))
+            push_edge(plan, (gf_edge){x->task, x->step, t, n, kinds[c], decl->ref.field,
+                                      ordered ? 0 : wait_kind[x->stream], r});
+        }
       }
-    }
     for (int o = 0; pass == 0 && o < S; o++)
       if (needed[o] && !is_ordered(clock, s, o, needed[o])) {
         order_after(plan, s, clock, o, needed[o]);
@@ -705,18 +734,19 @@ static gf_status plan_task(gf_plan *plan, int t, int64_t n) {
   }
 
   /* Remember the accesses and the instance. */
-  for (int r = 0; r < task->naccess; r++) {
-    const gf_access_decl *decl = &task->access[r];
-    buffer_state *buf = &plan->buffers[plan->field_base[decl->ref.field] + inst[r]];
-    if (s < 0 && !(decl->access & GF_ACCESS_WRITE)) continue;
-    remember(plan, buf,
-             (access){.stream = s,
-                      .seq = seq,
-                      .task = t,
-                      .step = n,
-                      .writes = (decl->access & GF_ACCESS_WRITE) != 0,
-                      .region = decl->region});
-  }
+  for (int r = 0; r < task->naccess; r++)
+    for (int j = 0; j < span_of(&task->access[r]); j++) {
+      const gf_access_decl *decl = &task->access[r];
+      buffer_state *buf = access_buffer(plan, decl, index[r], j);
+      if (s < 0 && !(decl->access & GF_ACCESS_WRITE)) continue;
+      remember(plan, buf,
+               (access){.stream = s,
+                        .seq = seq,
+                        .task = t,
+                        .step = n,
+                        .writes = (decl->access & GF_ACCESS_WRITE) != 0,
+                        .region = decl->region});
+    }
   for (int r = 0; r < task->naccess && s >= 0; r++) {
     scratch_life *life = &plan->scratch[task->access[r].ref.field];
     if (!wf->fields[task->access[r].ref.field].scratch) continue;
@@ -962,12 +992,19 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
     gf_format_bytes((double)file->plane_bytes * (double)file->planes, b2, sizeof b2);
     fprintf(out, "  output    %s: %" PRId64 " planes x", file->name, file->planes);
     for (int d = 0; d < f->ndim; d++) fprintf(out, "%s%" PRId64, d ? " x " : " ", f->shape[d]);
-    fprintf(out, " %s = %s, %" PRId64 " planes written", gf_dtype_name(f->dtype), b2,
-            plan->tasks[file->task].active);
-    if (file->batch > 1) { /* through a device-side ring (task_output.c) */
+    int64_t planned_to =
+        plan->next_step - 1 < file->last_step ? plan->next_step - 1 : file->last_step;
+    int64_t written = !file->from_ring                 ? plan->tasks[file->task].active
+                      : planned_to >= file->first_step ? planned_to - file->first_step + 1
+                                                       : 0;
+    fprintf(out, " %s = %s, %" PRId64 " planes written", gf_dtype_name(f->dtype), b2, written);
+    if (file->batch > 1) { /* through a device-side ring, or straight from the field's */
       gf_format_bytes((double)f->bytes * file->batch, buf, sizeof buf);
       fprintf(out, " in batches of %d planes (%s copies)", file->batch, buf);
     }
+    if (file->from_ring)
+      fprintf(out, " straight from %s's ring (%d instances, grown from %d)", f->name, f->ring,
+              f->declared_ring);
     fprintf(out, "\n");
   }
   fprintf(out,
@@ -1117,10 +1154,15 @@ gf_status gf_plan_write_graph(gf_plan *plan, int64_t step, gf_graph_format forma
         fprintf(out, "    \"%s@n\" [label=\"%s%s%s %s", task->name, task->name, br,
                 task->kind->name, task->kind->describe(wf, task));
       if (task->kind->check_step) fprintf(out, "[%" PRId64 "]", ops[i].plane);
-      for (int r = 0; r < task->naccess; r++)
-        fprintf(out, "%s%s %s[%d]", br,
-                (task->access[r].access & GF_ACCESS_WRITE) ? "writes" : "reads",
-                wf->fields[task->access[r].ref.field].name, ops[i].inst[r]);
+      for (int r = 0; r < task->naccess; r++) {
+        const gf_field *field = &wf->fields[task->access[r].ref.field];
+        fprintf(out, "%s%s %s[", br,
+                (task->access[r].access & GF_ACCESS_WRITE) ? "writes" : "reads", field->name);
+        if (span_of(&task->access[r]) > 1) /* a batch: the instances up to this one */
+          fprintf(out, "%d..",
+                  ring_slot(ops[i].inst[r] - span_of(&task->access[r]) + 1, field->ring));
+        fprintf(out, "%d]", ops[i].inst[r]);
+      }
       fprintf(out, mermaid ? "\"]\n" : "\"];\n");
     }
     fprintf(out, mermaid ? "  end\n" : "  }\n");

@@ -80,6 +80,11 @@ typedef struct gf_edge {
 
 typedef struct gf_plan gf_plan;
 
+/* The order a step issues the tasks in: declaration order, each after the
+ * tasks it names with a lag of 0 (`after: [x]`). Fills `order` and returns
+ * how many tasks it placed (fewer than all: a cycle), -1 out of memory. */
+int gf_task_issue_order(const gf_workflow *wf, int *order);
+
 /* Builds the plan: streams for the schedule, issue order within a step (a
  * topological order of same-step `after` edges; a cycle is reported). */
 gf_status gf_plan_create(const gf_workflow *wf, gf_diag *diag, gf_plan **out);

@@ -28,6 +28,7 @@
 #include "registry.h"
 #include "sweep.h"
 #include "task_halo.h"
+#include "task_output.h"
 #include "text.h"
 #include "workflow.h"
 
@@ -775,6 +776,7 @@ static gf_status run_command(cli *c) {
     if (st == GF_OK)
       st = gf_decompose(wf, ranks, rank, c->comm ? gf_comm_gpu_aware(c->comm) : 0, &diag);
     if (st == GF_OK) st = gf_halo_check_transport(wf, c->comm, NULL, &diag);
+    if (st == GF_OK) st = gf_output_read_rings(wf, &diag);
     if (st == GF_OK) st = gf_plan_create(wf, &diag, &plan);
   }
   if (st == GF_OK && c->command->bit == CMD_VALIDATE) {

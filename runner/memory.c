@@ -106,17 +106,23 @@ static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
     const gf_field *field = &wf->fields[f];
     m->inst[f] = gf_calloc((size_t)field->ring, sizeof(void *));
     if (!m->inst[f]) return gf_oom(diag, "allocating the fields");
-    for (int k = 0; k < field->ring && !field->scratch; k++) {
-      if (b->ops->alloc(b, field->space, field->bytes, NULL, &m->inst[f][k]) != GF_OK) {
+    /* A grown ring (task_output.c: batches read from it) is one block, its
+     * instances one after another; otherwise each instance is its own. */
+    int together = field->declared_ring > 0, allocations = together ? 1 : field->ring;
+    size_t bytes = field->bytes * (size_t)(together ? field->ring : 1);
+    for (int k = 0; k < allocations && !field->scratch; k++) {
+      if (b->ops->alloc(b, field->space, bytes, NULL, &m->inst[f][k]) != GF_OK) {
         char a[32], c[32];
-        gf_format_bytes((double)field->bytes, a, sizeof a);
+        gf_format_bytes((double)bytes, a, sizeof a);
         gf_format_bytes((double)b->ops->bytes_free(b, field->space), c, sizeof c);
         return gf_diag_at(diag, field->loc, GF_INTERNAL,
                           "cannot allocate field '%s' instance %d (%s of %s memory, %s free): %s",
                           field->name, k, a, gf_space_name(field->space), c, b->error);
       }
-      count_bytes(m, field->space, (int64_t)field->bytes);
+      count_bytes(m, field->space, (int64_t)bytes);
     }
+    for (int k = 1; together && !field->scratch && k < field->ring; k++)
+      m->inst[f][k] = (char *)m->inst[f][0] + (size_t)k * field->bytes;
   }
   return GF_OK;
 }
@@ -263,7 +269,7 @@ void gf_memory_destroy(gf_memory *m) {
   free(m->extra);
   if (m->inst)
     for (int f = 0; f < m->wf->nfields && m->inst[f]; f++) {
-      for (int k = 0; k < m->wf->fields[f].ring; k++)
+      for (int k = 0; k < (m->wf->fields[f].declared_ring ? 1 : m->wf->fields[f].ring); k++)
         if (m->inst[f][k]) m->b->ops->free(m->b, m->wf->fields[f].space, m->inst[f][k], NULL);
       free(m->inst[f]);
     }

@@ -592,6 +592,14 @@ int gf_emit_drain_stream(gf_emitter *e) {
   return s >= 0 ? s : e->instance->stream;
 }
 
+int64_t gf_emit_step(const gf_emitter *e) {
+  return e->step;
+}
+
+int gf_emit_stream(const gf_emitter *e) {
+  return e->instance->stream;
+}
+
 int gf_emit_event(gf_emitter *e, int j) {
   const gf_program *p = e->program;
   return p->user_event + p->wf->nevents + e->instance->task * GF_MAX_TASK_EVENTS + j;

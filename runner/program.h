@@ -229,6 +229,9 @@ int gf_emit_event(gf_emitter *e, int j);
 /* The stream a batched output's copy out of its ring runs on: the plan's
  * drain stream, else the instance's own. */
 int gf_emit_drain_stream(gf_emitter *e);
+/* The step being emitted, and the stream of the instance (-1: the host). */
+int64_t gf_emit_step(const gf_emitter *e);
+int gf_emit_stream(const gf_emitter *e);
 /* For a task that gathers its instances into batches (outputs): records that
  * it runs at the step being emitted and returns how many instances it had
  * before (from step 0). */

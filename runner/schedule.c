@@ -149,7 +149,7 @@ static gf_status auto_streams(const gf_workflow *wf, gf_sched_streams *streams) 
   int io = 0, deepest = 1;
   for (int t = 0; t < wf->ntasks; t++) {
     const gf_task *task = &wf->tasks[t];
-    if (!(task->kind->traits & GF_KIND_MOVES_DATA)) continue;
+    if (!(task->kind->traits & GF_KIND_MOVES_DATA) || task->drains) continue;
     io = 1;
     for (int a = 0; a < task->naccess; a++)
       if (task->access[a].access == GF_ACCESS_READ &&
@@ -173,6 +173,8 @@ static gf_status auto_stream(const gf_workflow *wf, gf_sched_streams *streams, i
   (void)n, (void)diag;
   if (on_halo_stream(&wf->tasks[t]))
     *stream = streams->halo_stream;
+  else if (wf->tasks[t].drains && streams->drain_stream >= 0)
+    *stream = streams->drain_stream;
   else if (!(wf->tasks[t].kind->traits & GF_KIND_MOVES_DATA) || streams->io_streams == 0)
     *stream = 0;
   else
@@ -184,6 +186,7 @@ static const char *auto_placement(const gf_workflow *wf, const gf_task *task, ch
                                   size_t size) {
   (void)wf, (void)buf, (void)size;
   return on_halo_stream(task)                      ? "halo"
+         : task->drains                            ? "drain"
          : task->kind->traits & GF_KIND_MOVES_DATA ? "io[*]"
                                                    : "compute";
 }

@@ -45,6 +45,8 @@ typedef struct gf_access_decl {
   gf_region region;
   const char *what; /* how messages name it: the kernel argument `U0`, the copy's `from` */
   int in_place;     /* 1: may be the same instance as another access of the task */
+  int span;         /* > 1: the `span` instances whose indices end at the ref's (a batch
+                       read from a ring, task_output.c); 0 or 1: the one instance */
 } gf_access_decl;
 
 #define GF_MAX_TASK_REFS 16 /* field accesses of one task */
@@ -132,6 +134,11 @@ struct gf_task {
    * schedule auto issues it on the halo stream, ahead of the ghost cells
    * and beside the interior, which then waits for it alone. */
   int urgent;
+
+  /* 1: its work is the copy of a batch out of a field's ring into the output
+   * staging (an output that reads its batches from the ring, task_output.c):
+   * schedule auto issues it on the drain stream. */
+  int drains;
 
   /* Why the kind judged this task numerically unstable at load (a kernel's
    * stable()), reported at unstable_loc by gf_workflow_check_stable; NULL:

@@ -3,12 +3,15 @@
  * stack of `planes` planes in one file, through the output staging buffers,
  * laid out as `format` says (output_format.h; default raw). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "load.h"
 #include "output_format.h"
 #include "program.h"
+#include "schedule.h"
 #include "task_output.h"
 
 #define MAX_PLANES 1000000000 /* the writer keeps a bit per plane */
@@ -75,9 +78,57 @@ gf_status gf_output_add_file(loader *ld, gf_task *task, gf_file file, int *index
  * half's last copy in (event 0), beside the next half's copies in. A batch
  * still open at a checkpoint or at the end is flushed by the executor
  * (exec.c, from half (first instance / k) % 2). */
+/* An output that reads its batches from its field's ring (gf_output_read_rings)
+ * runs at the step whose plane ends a batch: its batch is the planes of steps
+ * gf_output_batch_first(f, n) .. n, whose sources are consecutive instances
+ * of the ring, one after another in memory. On the drain stream (after the
+ * instance's own, which waited for the kernels that wrote them) one copy
+ * moves them to a staging buffer; the instance's stream then waits for the
+ * copy, so what the planner orders after the instance (the kernel that next
+ * writes those instances) is ordered after the copy. */
+static void emit_from_ring(gf_emitter *e, const gf_workflow *wf, int file, const gf_expr *plane) {
+  const gf_file *f = &wf->files[file];
+  int64_t n = gf_emit_step(e);
+  const gf_field *field = &wf->fields[f->field];
+  int64_t first = gf_output_batch_first(f, n), count = n - first + 1;
+  gf_operand src = gf_emit_access(e, 0);
+  int64_t slot = (first + f->index_offset) % field->ring;
+  src.inst = (int)slot;
+  int stream = gf_emit_stream(e), drain = gf_emit_drain_stream(e);
+  if (drain != stream) {
+    gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 0);
+    gf_instr *wait = gf_emit(e, GF_I_WAIT);
+    wait->stream = drain;
+    wait->event = gf_emit_event(e, 0);
+  }
+  gf_emit(e, GF_I_STAGE);
+  gf_instr *out = gf_emit(e, GF_I_COPY);
+  out->stream = drain;
+  out->src = src;
+  out->dst = (gf_operand){.kind = GF_OPND_STAGED};
+  out->bytes = field->bytes * (size_t)count;
+  gf_instr *ready = gf_emit(e, GF_I_RECORD);
+  ready->stream = drain;
+  ready->event = -1;
+  if (drain != stream) {
+    gf_instr *copied = gf_emit(e, GF_I_RECORD);
+    copied->stream = drain;
+    copied->event = gf_emit_event(e, 1);
+    gf_emit(e, GF_I_WAIT)->event = gf_emit_event(e, 1);
+  }
+  gf_instr *write = gf_emit(e, GF_I_WRITE);
+  write->file = file;
+  write->param = plane;
+  write->batch = (int)count;
+}
+
 void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_expr *plane) {
   const gf_file *f = &wf->files[file];
   size_t bytes = wf->fields[f->field].bytes; /* this process's block of the plane */
+  if (f->from_ring) {
+    emit_from_ring(e, wf, file, plane);
+    return;
+  }
   if (f->batch <= 1) {
     gf_emit(e, GF_I_STAGE);
     gf_instr *copy = gf_emit(e, GF_I_COPY);
@@ -126,6 +177,146 @@ void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_exp
   write->file = file;
   write->param = plane;
   write->batch = k;
+}
+
+/* ---- batches straight from the field's ring ---------------------------------- */
+
+/* Loops longer than this are not scanned (every access's index is evaluated
+ * at every step), and their outputs copy each plane into a ring of their own. */
+#define RING_SCAN_STEPS ((int64_t)1 << 20)
+
+int64_t gf_output_batch_first(const gf_file *f, int64_t n) {
+  int64_t index = n + f->index_offset, first = n - index % f->batch;
+  return first > f->first_step ? first : f->first_step;
+}
+
+/* How a task reaches one field over the loop: at every step it runs (its
+ * `when`), ref index n + offset, the offset the same at every such step. */
+typedef struct ring_use {
+  int64_t offset, first, last; /* first, last: the steps it runs at (-1: none) */
+  int contiguous;              /* 1: it runs at every step from first to last */
+} ring_use;
+
+static int scan_use(const gf_task *task, const gf_ref *ref, int64_t steps, ring_use *use) {
+  *use = (ring_use){.first = -1, .last = -1, .contiguous = 1};
+  for (int64_t n = 0; n < steps; n++) {
+    gf_status st = GF_OK;
+    gf_eval_ctx ctx = {.n = (double)n};
+    if (task->when && gf_expr_eval(task->when, &ctx, &st) == 0) continue;
+    double i = ref->index ? gf_expr_eval(ref->index, &ctx, &st) : 0;
+    if (st != GF_OK || i != floor(i) || fabs(i) > 1e15) return 0;
+    int64_t offset = (int64_t)i - n;
+    if (use->first < 0) use->first = n, use->offset = offset;
+    if (offset != use->offset) return 0;
+    if (use->last >= 0 && use->last != n - 1) use->contiguous = 0;
+    use->last = n;
+  }
+  return 1;
+}
+
+/* Whether the output of file `f` may read its batches from its field's ring
+ * grown to hold them: every value the loop reads from the field must be the
+ * same under the grown ring as under the declared one. That holds when
+ * every task that writes the field runs at every step, every access's index
+ * is n plus a constant, writes span fewer indices than the ring, no read is
+ * a ring's length or more behind the newest write (it would see a newer
+ * index's values), and each read's index is written before it: by a write
+ * of a higher offset (an earlier step), or of the same offset by a task
+ * issued before it. (Then the last write of a read's instance is of the
+ * index it names, or there is none, under both rings.) */
+static int ring_is_growable(const gf_workflow *wf, const gf_file *f, const int *position,
+                            ring_use *out) {
+  const gf_field *field = &wf->fields[f->field];
+  const gf_task *output = &wf->tasks[f->task];
+  if (field->scratch || field->declared_ring || field->bytes % 256 != 0 || f->image ||
+      !scan_use(output, &output->access[0].ref, wf->steps, out) || !out->contiguous ||
+      out->first < 0 || out->first + out->offset < 0)
+    return 0;
+  int64_t write_lo = INT64_MAX, write_hi = INT64_MIN;
+  ring_use use[GF_MAX_TASK_REFS];
+  for (int t = 0; t < wf->ntasks; t++) {
+    const gf_task *task = &wf->tasks[t];
+    for (int a = 0; a < task->naccess; a++) {
+      const gf_access_decl *x = &task->access[a];
+      if (x->ref.field != f->field) continue;
+      if (!scan_use(task, &x->ref, wf->steps, &use[a])) return 0;
+      if (!(x->access & GF_ACCESS_WRITE) || use[a].first < 0) continue;
+      if (task->when) return 0;
+      if (use[a].offset < write_lo) write_lo = use[a].offset;
+      if (use[a].offset > write_hi) write_hi = use[a].offset;
+    }
+  }
+  if (write_lo > write_hi || write_hi - write_lo >= field->ring) return 0;
+  for (int t = 0; t < wf->ntasks; t++) {
+    const gf_task *task = &wf->tasks[t];
+    for (int a = 0; a < task->naccess; a++) {
+      const gf_access_decl *x = &task->access[a];
+      ring_use read;
+      if (x->ref.field != f->field || !(x->access & GF_ACCESS_READ)) continue;
+      if (!scan_use(task, &x->ref, wf->steps, &read) || read.first < 0) continue;
+      if (write_hi - read.offset >= field->ring) return 0;
+      for (int w = 0; w < wf->ntasks; w++)
+        for (int b = 0; b < wf->tasks[w].naccess; b++) {
+          const gf_access_decl *y = &wf->tasks[w].access[b];
+          ring_use write;
+          if (y->ref.field != f->field || !(y->access & GF_ACCESS_WRITE) ||
+              !gf_region_overlaps(&x->region, &y->region) ||
+              !scan_use(&wf->tasks[w], &y->ref, wf->steps, &write) || write.first < 0)
+            continue;
+          if (write.offset < read.offset ||
+              (write.offset == read.offset && (w == t || position[w] > position[t])))
+            return 0;
+        }
+    }
+  }
+  return 1;
+}
+
+gf_status gf_output_read_rings(gf_workflow *wf, gf_diag *diag) {
+  /* Only where gflow orders the tasks itself: a workflow that says how its
+   * streams synchronise says so for the ring it declared. */
+  if (!(wf->schedule->flags & GF_SCHED_INFERS_ORDER) || wf->steps > RING_SCAN_STEPS ||
+      wf->ntasks == 0)
+    return GF_OK;
+  int *order = gf_calloc((size_t)wf->ntasks, 2 * sizeof *order), *position = order + wf->ntasks;
+  if (!order) return gf_oom(diag, "planning the outputs");
+  if (gf_task_issue_order(wf, order) != wf->ntasks) { /* a cycle: the plan reports it */
+    free(order);
+    return GF_OK;
+  }
+  for (int i = 0; i < wf->ntasks; i++) position[order[i]] = i;
+  gf_status st = GF_OK;
+  for (int i = 0; i < wf->nfiles && st == GF_OK; i++) {
+    gf_file *f = &wf->files[i];
+    ring_use out;
+    if (f->batch <= 1 || !ring_is_growable(wf, f, position, &out)) continue;
+    gf_field *field = &wf->fields[f->field];
+    gf_task *task = &wf->tasks[f->task];
+    int k = f->batch, held = field->ring > k ? field->ring : k;
+    char *when = gf_asprintf("n >= %" PRId64 " and n <= %" PRId64 " and ((n + %" PRId64
+                             ") %% %d == %d or n == %" PRId64 ")",
+                             out.first, out.last, out.offset, k, k - 1, out.last);
+    gf_expr *expr = NULL;
+    gf_scope scope = {NULL, NULL, 1};
+    if (!when)
+      st = gf_oom(diag, "planning the outputs");
+    else
+      st = gf_expr_compile(when, &scope, diag, task->loc, &expr);
+    free(when);
+    if (st != GF_OK) break;
+    gf_expr_free(task->when);
+    task->when = expr;
+    task->drains = 1;
+    task->access[0].span = k;
+    field->declared_ring = field->ring;
+    field->ring = (held + k + k - 1) / k * k;
+    f->from_ring = 1;
+    f->first_step = out.first;
+    f->last_step = out.last;
+    f->index_offset = out.offset;
+  }
+  free(order);
+  return st;
 }
 
 static gf_status load(loader *ld, gf_task *task, const gf_task_yaml *yaml) {
@@ -191,15 +382,18 @@ static gf_status check_step(const gf_workflow *wf, const gf_task *task, int64_t 
                             int64_t *value) {
   const gf_output_task *o = task->data;
   const gf_file *file = &wf->files[o->file];
-  gf_status st = GF_OK;
-  double p = gf_expr_eval(o->plane, &(gf_eval_ctx){.n = (double)n}, &st);
-  if (st != GF_OK) return st;
-  if (!gf_is_index(p, (double)file->planes))
-    return gf_diag_at(diag, task->loc, GF_INVALID,
-                      "output plane %s is out of range for '%s' (planes 0..%" PRId64
-                      ") at step %" PRId64,
-                      gf_number_text(p, (char[32]){0}, 32), file->name, file->planes - 1, n);
-  *value = (int64_t)p;
+  /* A batch read from the ring: the planes of every step it holds. */
+  for (int64_t m = file->from_ring ? gf_output_batch_first(file, n) : n; m <= n; m++) {
+    gf_status st = GF_OK;
+    double p = gf_expr_eval(o->plane, &(gf_eval_ctx){.n = (double)m}, &st);
+    if (st != GF_OK) return st;
+    if (!gf_is_index(p, (double)file->planes))
+      return gf_diag_at(diag, task->loc, GF_INVALID,
+                        "output plane %s is out of range for '%s' (planes 0..%" PRId64
+                        ") at step %" PRId64,
+                        gf_number_text(p, (char[32]){0}, 32), file->name, file->planes - 1, m);
+    *value = (int64_t)p;
+  }
   return GF_OK;
 }
 

@@ -27,4 +27,18 @@ gf_status gf_output_add_file(loader *ld, gf_task *task, gf_file file, int *index
  * `plane` of wf->files[file]. */
 void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_expr *plane);
 
+/* Under a schedule that orders the tasks itself (auto), where it is safe,
+ * a batched output reads its batches straight from its
+ * source field's ring instead of copying each plane into a ring of its own:
+ * the field's ring grows to hold two batches beyond what it held
+ * (field->declared_ring keeps the declared one), its instances are laid out
+ * one after another, and the output's task runs once a batch, reading the
+ * batch's instances (gf_file.from_ring). Once the tasks are final (after
+ * gf_decompose), before the plan. */
+gf_status gf_output_read_rings(gf_workflow *wf, gf_diag *diag);
+
+/* The first step of the batch that step n ends, of an output read from its
+ * field's ring. */
+int64_t gf_output_batch_first(const gf_file *f, int64_t n);
+
 #endif

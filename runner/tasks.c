@@ -45,5 +45,6 @@ int gf_region_contains(const gf_region *outer, const gf_region *inner) {
 void gf_task_add_access(gf_task *task, gf_ref ref, gf_access access, gf_region region,
                         const char *what) {
   if (task->naccess == GF_MAX_TASK_REFS) return; /* no kind declares more */
-  task->access[task->naccess++] = (gf_access_decl){ref, access, region, what, 0};
+  task->access[task->naccess++] =
+      (gf_access_decl){.ref = ref, .access = access, .region = region, .what = what};
 }

@@ -2178,7 +2178,7 @@ static gf_status plan_staging(loader *ld) {
 int gf_workflow_unbatch(gf_workflow *wf) {
   int changed = 0;
   for (int f = 0; f < wf->nfiles; f++)
-    if (!wf->files[f].batch_given && wf->files[f].batch > 1) {
+    if (!wf->files[f].batch_given && wf->files[f].batch > 1 && !wf->files[f].from_ring) {
       wf->files[f].batch = 1;
       changed = 1;
     }

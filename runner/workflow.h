@@ -47,6 +47,8 @@ typedef struct gf_field {
   int64_t elems; /* product of shape */
   size_t bytes;  /* one instance */
   int ring;      /* instances, >= 1; U[n+2] picks (n+2) mod ring */
+  int declared_ring; /* the `ring:` the file gave, where gflow grew the ring for an output
+                        that reads its batches from it (gf_output_read_rings); else 0 */
   gf_space space;
   int prefetch;    /* managed: prefetch to the device before the loop */
   int read_mostly; /* managed: advise read-mostly */
@@ -95,6 +97,13 @@ typedef struct gf_file {
    * output moves the ring to a staging buffer in one copy. */
   int batch;
   int batch_given;      /* 1: `batch:` said it; 0: chosen (gf_workflow_unbatch may lower it) */
+  /* 1: the batches are copied out of the source field's own ring, which
+   * holds them one after another (gf_output_read_rings): the output's task
+   * runs once a batch, at `batch_end` steps, and no plane is copied on the
+   * device. Its planes are those of steps first_step .. last_step, plane
+   * n's source the field's index n + index_offset. */
+  int from_ring;
+  int64_t first_step, last_step, index_offset;
   const gf_expr *plane; /* the output task's plane expression (of n); NULL: an image's */
 } gf_file;
 
@@ -277,7 +286,8 @@ size_t gf_workflow_plane_bytes(const gf_workflow *wf);
 
 /* For a backend whose device memory is host memory (the CPU's), where a
  * ring copy only doubles the copying: every batch gflow chose becomes 1 (a
- * copy per plane), the staging buffers recounted within the budget. Before
+ * copy per plane), the staging buffers recounted within the budget; a batch
+ * read from its field's ring (from_ring) copies nothing more and stays. Before
  * the program is compiled; 1 when a batch changed. */
 int gf_workflow_unbatch(gf_workflow *wf);
 

@@ -131,7 +131,8 @@ expect_contains "$out" '"step@n-2" -> "snapshot@n" [label="after (event)"' "dag 
 if command -v dot >/dev/null 2>&1; then
   printf '%s' "$out" | dot -Tsvg >/dev/null 2>"$tmp/dot.err" && pass || fail "dot rejects the DAG: $(cat "$tmp/dot.err")"
 fi
-expect_exit 0 "dag auto" -- "$gflow" dag "$wave" --set schedule=auto --set 'loop.tasks.0.after=[]' --set 'loop.tasks.1.after=[]' --step 10
+# a copy per plane keeps the seed's declared ring (batches would be read from a grown one)
+expect_exit 0 "dag auto" -- "$gflow" dag "$wave" --set schedule=auto --set 'loop.tasks.0.after=[]' --set 'loop.tasks.1.after=[]' --set loop.tasks.1.output.batch=1 --step 10
 expect_contains "$out" '"step@n-2" -> "snapshot@n" [label="reads after write U (event)"' "dag auto RAW edge"
 expect_contains "$out" '"snapshot@n-3" -> "step@n" [label="writes after read U[2:254, 2:254] (event)"' "dag auto WAR edge: the kernel writes the interior"
 

@@ -138,7 +138,8 @@ expect_exit 64 "a bad step range" -- "$gflow" run "$wave" "${small[@]}" --out "$
 expect_contains "$err" "--trace-steps takes A:B with 0 <= A < B, not '9:3'" "the range message"
 
 # the graph in other formats
-auto=(--set schedule=auto --set 'loop.tasks.0.after=[]' --set 'loop.tasks.1.after=[]' --step 10)
+# a copy per plane keeps the seed's declared ring (batches would be read from a grown one)
+auto=(--set schedule=auto --set 'loop.tasks.0.after=[]' --set 'loop.tasks.1.after=[]' --set loop.tasks.1.output.batch=1 --step 10)
 expect_exit 0 "dag as Mermaid" -- "$gflow" dag "$wave" "${auto[@]}" --format mermaid
 expect_contains "$out" "flowchart LR" "a Mermaid flowchart"
 expect_contains "$out" 't1_3 -.->|"writes after read U[2:254, 2:254] (event)"| t0_0' "a Mermaid edge with its cells"

@@ -8,7 +8,9 @@
 # likewise. The staging budget holds: a plane larger than the old rule's
 # eight planes allow gets the buffers the budget holds (the trace's pinned
 # bytes and staging buffers in use stay within it), batches of small planes
-# fill it with fewer, larger buffers; a budget of no plane is refused.
+# fill it with fewer, larger buffers; a budget of no plane is refused. Under
+# auto, batches are read straight from the field's grown ring, unless growing
+# it would change what the loop reads.
 set -uo pipefail
 gflow=$1
 repo=$2
@@ -75,6 +77,32 @@ expect_contains "$(cat "$tmp/cpu-auto/run.json")" '"staging": 60, "staging_budge
 expect_exit 0 "auto batch, validate" -- "$gflow" validate "$wave" --set 'grid.shape=[64,48]' \
   --set params.nt=60
 expect_contains "$out" "batches of 60 planes" "the batch chosen: every plane in one copy"
+
+# ---- batches straight from the field's ring (schedule auto) ---------------------
+# The seed's U is a ring of 5; under auto a batch of 16 is read from U's own
+# ring, grown to 32 (two batches beyond the 5), one block: no copy a plane.
+expect_exit 0 "from the ring, validate" -- "$gflow" validate "$wave" --set 'grid.shape=[64,48]' \
+  --set params.nt=60 --set schedule=auto --set loop.tasks.1.output.batch=16
+expect_contains "$out" "57 planes written in batches of 16 planes (192.0 KiB copies) straight from U's ring (32 instances, grown from 5)" \
+  "from the ring: the output"
+expect_contains "$out" "U 32 x 12.0 KiB" "from the ring: the grown ring"
+expect_contains "$out" "snapshot     output array_out.dat  on drain        runs at 4 of 60 steps" \
+  "from the ring: one copy a batch, on the drain stream"
+# A ring that cannot grow without changing what the loop reads: U0 = U[n+4]
+# is U[n-1] in a ring of 5 (its index is written later), another plane in a
+# ring of 32. It keeps its 5 instances and the copy per plane into the output's ring.
+aliased=(--set 'loop.tasks.0.args.U0=U[n+4]' --set 'loop.tasks.0.after=[]'
+  --set 'loop.tasks.1.after=[]')
+expect_exit 0 "an aliasing ring, validate" -- "$gflow" validate "$wave" --set 'grid.shape=[64,48]' \
+  --set params.nt=60 --set schedule=auto --set loop.tasks.1.output.batch=16 "${aliased[@]}"
+expect_contains "$out" "U 5 x 12.0 KiB" "an aliasing ring keeps its 5 instances"
+[[ "$out" == *"straight from"* ]] && fail "an aliasing ring: a batch from it" || pass
+expect_exit 0 "an aliasing ring, a copy per plane" -- "$gflow" "${small[@]}" "${aliased[@]}" \
+  --set schedule=auto --set loop.tasks.1.output.batch=1 --out "$tmp/alias1"
+expect_exit 0 "an aliasing ring, batches of 16" -- "$gflow" "${small[@]}" "${aliased[@]}" \
+  --set schedule=auto --set loop.tasks.1.output.batch=16 --out "$tmp/alias16"
+same "$tmp/alias16" "$tmp/alias1" "an aliasing ring, batches of 16"
+cmp -s "$tmp/alias1/array_out.dat" "$tmp/ref/array_out.dat" && fail "the aliasing kernel computed the seed's planes" || pass
 
 # ---- outputs every third step, into every third plane ---------------------------
 every=(--set 'loop.tasks.1.when=n % 3 == 0' --set 'loop.tasks.1.output.plane=n // 3'

@@ -974,6 +974,12 @@ static void find_check_writers(run *r) {
   }
 }
 
+/* The scans of a checked field: one an instance, or one over a grown ring
+ * (task_output.c), whose instances lie one after another. */
+static int check_scans(const gf_field *field) {
+  return field->declared_ring ? 1 : field->ring;
+}
+
 /* After step n: the scans run on the (first) stream that writes the checked
  * fields, after the other writing streams' work so far; those wait for the
  * scans before their next work. A scan so sees exactly the fields as step n
@@ -997,10 +1003,10 @@ static gf_status check_issue(run *r, int64_t n) {
   for (int c = 0; c < check->nfields; c++) {
     int f = check->fields[c];
     const gf_field *field = &wf->fields[f];
-    for (int k = 0; k < field->ring; k++, i++)
-      if (b->ops->scan_finite(b, scan, gf_memory_instance(r->memory, f, k), field->elems,
-                              field->dtype, check->finite, check->max_abs,
-                              &r->check_results[i]) != GF_OK)
+    int64_t elems = field->elems * (field->declared_ring ? field->ring : 1);
+    for (int k = 0; k < check_scans(field); k++, i++)
+      if (b->ops->scan_finite(b, scan, gf_memory_instance(r->memory, f, k), elems, field->dtype,
+                              check->finite, check->max_abs, &r->check_results[i]) != GF_OK)
         return gf_diag_error(r->diag, GF_INTERNAL,
                              "check at step %" PRId64 ": scanning field '%s' instance %d: %s", n,
                              field->name, k, b->error);
@@ -1030,10 +1036,12 @@ static gf_status check_resolve(run *r) {
   int i = 0;
   for (int c = 0; c < check->nfields; c++) {
     const gf_field *field = &wf->fields[check->fields[c]];
-    for (int k = 0; k < field->ring; k++, i++) {
+    for (int scan = 0; scan < check_scans(field); scan++, i++) {
       int64_t at = r->check_results[i].index;
       double value = r->check_results[i].value;
       if (at < 0) continue;
+      int k = field->declared_ring ? (int)(at / field->elems) : scan;
+      at %= field->elems;
       char cell[96] = "";
       int64_t index[GF_MAX_DIMS] = {0};
       gf_field_cell(field, at, index);
@@ -1080,7 +1088,8 @@ static gf_status check_prepare(run *r) {
   r->check_pending = -1;
   if (!check->every || !check->nfields) return GF_OK;
   size_t count = 0;
-  for (int c = 0; c < check->nfields; c++) count += (size_t)wf->fields[check->fields[c]].ring;
+  for (int c = 0; c < check->nfields; c++)
+    count += (size_t)check_scans(&wf->fields[check->fields[c]]);
   if (gf_memory_alloc(r->memory, GF_SPACE_PINNED, count * sizeof *r->check_results, NULL,
                       (void **)&r->check_results) != GF_OK)
     return gf_diag_at(r->diag, check->loc, GF_INTERNAL,

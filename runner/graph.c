@@ -1005,6 +1005,12 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
     if (file->from_ring)
       fprintf(out, " straight from %s's ring (%d instances, grown from %d)", f->name, f->ring,
               f->declared_ring);
+    if (file->dropped_after)
+      fprintf(
+          out,
+          "\n  note      the %d `after:` edges to and from '%s' ordered its copies for a ring of "
+          "%d; schedule auto orders its batches by what they read",
+          file->dropped_after, wf->tasks[file->task].name, f->declared_ring);
     fprintf(out, "\n");
   }
   fprintf(out,

@@ -272,6 +272,21 @@ static int ring_is_growable(const gf_workflow *wf, const gf_file *f, const int *
   return 1;
 }
 
+/* Removes every `after:` edge from or to task `o`; returns how many. */
+static int drop_after(gf_workflow *wf, int o) {
+  int dropped = wf->tasks[o].nafter;
+  wf->tasks[o].nafter = 0;
+  for (int t = 0; t < wf->ntasks; t++) {
+    gf_task *task = &wf->tasks[t];
+    int kept = 0;
+    for (int d = 0; d < task->nafter; d++)
+      if (task->after[d].task != o) task->after[kept++] = task->after[d];
+    dropped += task->nafter - kept;
+    task->nafter = kept;
+  }
+  return dropped;
+}
+
 gf_status gf_output_read_rings(gf_workflow *wf, gf_diag *diag) {
   /* Only where gflow orders the tasks itself: a workflow that says how its
    * streams synchronise says so for the ring it declared. */
@@ -306,6 +321,10 @@ gf_status gf_output_read_rings(gf_workflow *wf, gf_diag *diag) {
     if (st != GF_OK) break;
     gf_expr_free(task->when);
     task->when = expr;
+    /* `after:` edges to and from the output ordered its copies against the
+     * writes of the ring it declared; the grown ring's batches are ordered
+     * by what they read, as auto orders everything else. */
+    f->dropped_after = drop_after(wf, f->task);
     task->drains = 1;
     task->access[0].span = k;
     field->declared_ring = field->ring;

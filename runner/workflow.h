@@ -44,9 +44,9 @@ typedef struct gf_field {
    * 1, its cell 0 is the grid's cell wf->decomp.origin). Trailing dims 1. */
   int64_t shape[GF_MAX_DIMS];
   int decomposed;
-  int64_t elems; /* product of shape */
-  size_t bytes;  /* one instance */
-  int ring;      /* instances, >= 1; U[n+2] picks (n+2) mod ring */
+  int64_t elems;     /* product of shape */
+  size_t bytes;      /* one instance */
+  int ring;          /* instances, >= 1; U[n+2] picks (n+2) mod ring */
   int declared_ring; /* the `ring:` the file gave, where gflow grew the ring for an output
                         that reads its batches from it (gf_output_read_rings); else 0 */
   gf_space space;
@@ -96,7 +96,7 @@ typedef struct gf_file {
    * k > 1 each plane goes to a device-side ring of k planes and every k-th
    * output moves the ring to a staging buffer in one copy. */
   int batch;
-  int batch_given;      /* 1: `batch:` said it; 0: chosen (gf_workflow_unbatch may lower it) */
+  int batch_given; /* 1: `batch:` said it; 0: chosen (gf_workflow_unbatch may lower it) */
   /* 1: the batches are copied out of the source field's own ring, which
    * holds them one after another (gf_output_read_rings): the output's task
    * runs once a batch, at `batch_end` steps, and no plane is copied on the
@@ -104,6 +104,7 @@ typedef struct gf_file {
    * n's source the field's index n + index_offset. */
   int from_ring;
   int64_t first_step, last_step, index_offset;
+  int dropped_after;    /* from_ring: the `after:` edges to and from its task, left to auto */
   const gf_expr *plane; /* the output task's plane expression (of n); NULL: an image's */
 } gf_file;
 

@@ -86,6 +86,8 @@ expect_exit 0 "from the ring, validate" -- "$gflow" validate "$wave" --set 'grid
 expect_contains "$out" "57 planes written in batches of 16 planes (192.0 KiB copies) straight from U's ring (32 instances, grown from 5)" \
   "from the ring: the output"
 expect_contains "$out" "U 32 x 12.0 KiB" "from the ring: the grown ring"
+expect_contains "$out" "note      the 2 \`after:\` edges to and from 'snapshot' ordered its copies for a ring of 5; schedule auto orders its batches by what they read" \
+  "from the ring: the seed's after edges, written for a ring of 5, are left to auto"
 expect_contains "$out" "snapshot     output array_out.dat  on drain        runs at 4 of 60 steps" \
   "from the ring: one copy a batch, on the drain stream"
 # A ring that cannot grow without changing what the loop reads: U0 = U[n+4]

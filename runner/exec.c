@@ -118,6 +118,8 @@ typedef struct replay {
   char *in_graph;        /* [event]: last recorded in a launched graph */
   char *eager_recorded;  /* [event]: recorded outside a graph at least once */
   int64_t launches, captures, instantiations, updates;
+  int64_t prepared;  /* graphs captured and instantiated before the loop (replay_prepare_graphs) */
+  double prepared_s; /* the time that took */
 } replay;
 
 typedef struct run {
@@ -752,6 +754,17 @@ static gf_status replay_capture(run *r, gf_graph *reuse, gf_graph **out) {
   return st;
 }
 
+/* The cached graph of the pending run (its key), or NULL. */
+static replay_graph *replay_find(replay *rp, uint64_t hash) {
+  for (int i = 0; i < REPLAY_CACHE; i++) {
+    replay_graph *g = &rp->cache[i];
+    if (g->graph && g->hash == hash && g->key_len == rp->key_len &&
+        !memcmp(g->key, rp->key, rp->key_len))
+      return g;
+  }
+  return NULL;
+}
+
 /* Launches the pending run: the graph of the same run as it is, else the
  * run captured again, updating the graph of its shape (or the least
  * recently used one) in place where the backend can. Each stream the run
@@ -767,13 +780,7 @@ static gf_status replay_flush(run *r) {
   /* The graph of this run; else a free place; else the least recently
    * used graph of this shape (an update), else of any. Shapes are compared
    * only on a miss: a hit, the common case, costs the hash and one memcmp. */
-  replay_graph *same = NULL, *free_slot = NULL, *shape = NULL, *oldest = NULL;
-  for (int i = 0; i < REPLAY_CACHE && !same; i++) {
-    replay_graph *g = &rp->cache[i];
-    if (g->graph && g->hash == hash && g->key_len == rp->key_len &&
-        !memcmp(g->key, rp->key, rp->key_len))
-      same = g;
-  }
+  replay_graph *same = replay_find(rp, hash), *free_slot = NULL, *shape = NULL, *oldest = NULL;
   for (int i = 0; i < REPLAY_CACHE && !same; i++) {
     replay_graph *g = &rp->cache[i];
     if (!g->graph) {
@@ -1223,9 +1230,10 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
   if (wf->schedule->flags & GF_SCHED_GRAPHS)
     gf_text_printf(&j,
                    "  \"graphs\": {\"on\": %s, \"launches\": %" PRId64 ", \"captures\": %" PRId64
-                   ", \"instantiations\": %" PRId64 ", \"updates\": %" PRId64 "},\n",
+                   ", \"instantiations\": %" PRId64 ", \"updates\": %" PRId64
+                   ", \"prepared\": %" PRId64 ", \"prepared_s\": %.6f},\n",
                    rp->on ? "true" : "false", rp->launches, rp->captures, rp->instantiations,
-                   rp->updates);
+                   rp->updates, rp->prepared, rp->prepared_s);
   gf_text_printf(&j, "  \"tasks\": [");
   if (!options->quiet) {
     char of[48] = "", over[48] = "";
@@ -1233,7 +1241,14 @@ static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed
     if (ranks > 1) snprintf(over, sizeof over, " (%d ranks; the slowest's busy times)", ranks);
     fprintf(stderr, "gflow: %s: %" PRId64 "%s steps in %.3f ms on the %s backend (schedule %s)%s\n",
             wf->name, steps_run, of, wall_s * 1e3, b->name, wf->schedule->name, over);
-    if (rp->on)
+    if (rp->on && rp->prepared)
+      fprintf(stderr,
+              "gflow: graphs: %" PRId64 " launches of %" PRId64
+              " graphs prepared before the loop (in %.1f ms) and %" PRId64
+              " captures in it (%" PRId64 " instantiated, %" PRId64 " updated in place)\n",
+              rp->launches, rp->prepared, rp->prepared_s * 1e3, rp->captures, rp->instantiations,
+              rp->updates);
+    else if (rp->on)
       fprintf(stderr,
               "gflow: graphs: %" PRId64 " launches of %" PRId64 " captures (%" PRId64
               " instantiated, %" PRId64 " updated in place)\n",
@@ -1539,6 +1554,118 @@ static gf_status run_steps(run *r, const gf_run_options *options, int64_t *steps
   return st;
 }
 
+/* replay_prepare_graphs' end of a run: captured into a free place of the
+ * cache unless there already; *full once no place is left. */
+static gf_status replay_prepare_run(run *r, int *full) {
+  replay *rp = &r->replay;
+  if (!rp->npending || *full) return GF_OK;
+  uint64_t hash = replay_hash(rp->key, rp->key_len);
+  replay_graph *g = replay_find(rp, hash);
+  for (int i = 0; i < REPLAY_CACHE && !g; i++)
+    if (!rp->cache[i].graph) g = &rp->cache[i];
+  gf_status st = GF_OK;
+  if (!g) {
+    *full = 1;
+  } else if (!g->graph) {
+    unsigned char *key = gf_malloc(rp->key_len);
+    st = key ? replay_capture(r, NULL, &g->graph) : gf_oom(r->diag, "preparing a graph");
+    if (st == GF_OK) {
+      memcpy(key, rp->key, rp->key_len);
+      g->key = key, g->key_len = rp->key_len, g->hash = hash;
+      rp->prepared++;
+    } else {
+      free(key);
+    }
+  }
+  for (int i = 0; i < rp->npending; i++) /* as a launch would leave them */
+    if (rp->pending[i].in->kind == GF_I_RECORD) rp->in_graph[rp->pending[i].in->event] = 1;
+  rp->npending = 0, rp->key_len = 0;
+  return st;
+}
+
+/* Whether the walk before the loop may hold back an instruction of a
+ * capture region: not one whose addresses the loop only knows when it gets
+ * there (a staging buffer, its event, a temporary of the pool). */
+static int walkable(const gf_instr *in) {
+  if (in->kind == GF_I_ALLOC || in->kind == GF_I_FREE || (in->kind == GF_I_RECORD && in->event < 0))
+    return 0;
+  if (in->kind == GF_I_LAUNCH) return in->ntemps == 0;
+  if (in->kind == GF_I_COPY)
+    return in->src.kind != GF_OPND_STAGED && in->dst.kind != GF_OPND_STAGED &&
+           in->src.kind != GF_OPND_TEMP && in->dst.kind != GF_OPND_TEMP;
+  return 1;
+}
+
+/* Before the loop's clock, where the steps' scalars are known ahead (no
+ * launch asks an impure hook) and every step is compiled, without
+ * checkpoints: walks the steps as the loop will, holding back the
+ * instructions of capture regions and ending runs where the loop does (a
+ * host instruction, the fences, the check's scans and readings), and
+ * captures and instantiates the graph of each distinct run, up to
+ * REPLAY_CACHE, without launching it. The loop then finds them in the
+ * cache, as a hand-written graph loop is instantiated before its timer.
+ * The walk carries nothing out. A run it could not see (one holding a
+ * staging buffer, a stop, a graph the cache could not hold) is captured in
+ * the loop as before: a graph is only ever launched for a run with its
+ * exact key. */
+static gf_status replay_prepare_graphs(run *r) {
+  replay *rp = &r->replay;
+  const gf_workflow *wf = r->wf;
+  if (!rp->on || wf->checkpoint_every || gf_program_end(r->program) < wf->steps) return GF_OK;
+  int impure = 0; /* a hook the walk may not call ahead of the loop */
+  for (int h = 0; h < wf->nhooks; h++) impure |= !wf->hooks[h].pure;
+  for (int i = 0; impure && i < gf_program_body_count(r->program); i++) {
+    const gf_body *body = gf_program_body(r->program, i);
+    for (int k = 0; k < body->ninstrs; k++)
+      for (int p = 0; body->instrs[k].kind == GF_I_LAUNCH && p < body->instrs[k].nparams; p++)
+        if (gf_expr_calls_hook(body->instrs[k].params[p].expr)) return GF_OK;
+  }
+  int nsegments;
+  const gf_segment *segments = gf_program_segments(r->program, &nsegments);
+  int64_t t0 = now_ns(), n = 0, check_pending = -1;
+  const gf_check *check = &wf->check;
+  gf_status st = GF_OK;
+  int full = 0;
+  for (int s = 0; s < nsegments && st == GF_OK && !full; s++)
+    for (int64_t k = 0; k < segments[s].steps && st == GF_OK && !full; k++, n++) {
+      if (n < r->first_step) continue;
+      const gf_body *body = gf_program_body(r->program, segments[s].bodies[k % segments[s].period]);
+      int capturing = 0;
+      for (int i = 0; i < body->ninstrs && st == GF_OK; i++) {
+        const gf_instr *in = &body->instrs[i];
+        if (in->kind == GF_I_CAPTURE_BEGIN || in->kind == GF_I_CAPTURE_END) {
+          capturing = in->kind == GF_I_CAPTURE_BEGIN;
+          continue;
+        }
+        if (capturing && walkable(in)) {
+          st = rp->npending < REPLAY_MAX_INSTRS ? GF_OK : replay_prepare_run(r, &full);
+          if (st == GF_OK) st = replay_defer(r, in, n);
+          continue;
+        }
+        st = replay_prepare_run(r, &full);             /* issued as it comes: the run ends */
+        if (in->kind == GF_I_RECORD && in->event >= 0) /* as issue_eager leaves them */
+          rp->in_graph[in->event] = 0, rp->eager_recorded[in->event] = 1;
+      }
+      /* where the loop ends a run: fence_step, then check_step */
+      int ends = (n + 1) % r->fence_steps == 0;
+      if (r->check_results) {
+        int resolve = check->lagged && check_pending >= 0 && n - check_pending >= CHECK_LAG(r);
+        int due = (n + 1) % check->every == 0 || (check->lagged && n + 1 == wf->steps);
+        if (resolve) check_pending = -1;
+        if (due) check_pending = check->lagged ? n : -1;
+        ends |= resolve || due;
+      }
+      if (ends && st == GF_OK) st = replay_prepare_run(r, &full);
+    }
+  if (st == GF_OK) st = replay_prepare_run(r, &full);
+  rp->npending = 0, rp->key_len = 0;
+  memset(rp->in_graph, 0, (size_t)(r->nevents ? r->nevents : 1));
+  memset(rp->eager_recorded, 0, (size_t)(r->nevents ? r->nevents : 1));
+  rp->prepared_s = (double)(now_ns() - t0) / 1e9;
+  rp->captures = 0; /* the loop's own, from here */
+  return st;
+}
+
 /* The host calls' set-up (gf_instr.prepare), in body order. */
 static gf_status prepare_host_calls(run *r) {
   gf_status st = GF_OK;
@@ -1652,6 +1779,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
    * lookup in the loop instead of a Lua call. */
   if (st == GF_OK) gf_eval_prepare(eval, r.first_step, wf->steps - r.first_step);
   if (st == GF_OK) st = prepare_host_calls(&r);
+  if (st == GF_OK) st = replay_prepare_graphs(&r);
   /* The ranks start their clocks together: what set-up took on one rank
    * more than on another is not the loop's time of its neighbours. */
   if (st == GF_OK && gf_comm_size(r.comm) > 1) gf_comm_barrier(r.comm);

@@ -4,10 +4,12 @@
 # are HIP graphs: scripts/gpu/check.sh). Every output is events' bit for bit:
 #   - the seed with batched snapshots (runs of 16 steps between the host's
 #     hand-offs of a batch) and with a copy per plane (a run of one kernel);
-#   - compute only: few captures, many launches (a run's graph is launched
-#     again when its instructions and scalars repeat: the ring's rotation);
+#   - compute only: few graphs, many launches (a run's graph is launched
+#     again when its instructions and scalars repeat: the ring's rotation),
+#     every one prepared before the loop (its scalars are known ahead);
 #   - a forcing that never repeats (amplitude n): a launch that reused an
-#     old scalar would change the output;
+#     old scalar would change the output; an impure forcing hook: nothing
+#     prepared ahead, every run captured in the loop;
 #   - the seed's explicit events and host waits (events recorded inside a
 #     graph, waited for outside it);
 #   - 3-D waves with point sources, heat with a source field, stencils;
@@ -30,12 +32,13 @@ same_outputs() {
   done
   [ "$any" = 1 ] && pass || fail "$3: no output"
 }
-# graphs DIR: "launches captures" from timings.json
+# graphs DIR: "launches captures prepared" from timings.json (captures in
+# the loop; prepared: captured and instantiated before it)
 graphs() {
   python3 - "$1/timings.json" <<'PY'
 import json, sys
 g = json.load(open(sys.argv[1]))["graphs"]
-print(g["launches"] if g["on"] else -1, g["captures"])
+print(g["launches"] if g["on"] else -1, g["captures"], g["prepared"])
 PY
 }
 
@@ -48,24 +51,34 @@ compare() {
   expect_exit 0 "$what, graph" -- "$gflow" run "$wf" --backend cpu --quiet --out "$tmp/gr" \
     --set schedule=graph "$@"
   same_outputs "$tmp/gr" "$tmp/ev" "$what"
-  read -r launches captures <<<"$(graphs "$tmp/gr")"
+  read -r launches captures prepared <<<"$(graphs "$tmp/gr")"
 }
 
 small=(--set 'grid.shape=[64,48]' --set params.nt=400)
 compare "seed, batches of 16" "$wave" "${small[@]}" --set loop.tasks.1.output.batch=16
-[ "$launches" -gt "$captures" ] && pass ||
-  fail "seed, batches of 16: $launches launches of $captures captures (expected graphs launched again)"
+[ "$launches" -gt "$((captures + prepared))" ] && pass ||
+  fail "seed, batches of 16: $launches launches of $prepared + $captures graphs (expected graphs launched again)"
 compare "seed, a copy per plane" "$wave" "${small[@]}" --set loop.tasks.1.output.batch=1
 [ "$launches" -gt 0 ] && pass || fail "seed, a copy per plane: no graph launched"
 compare "seed, batches of 7 (runs across a batch's hand-off)" "$wave" "${small[@]}" \
   --set loop.tasks.1.output.batch=7
 compare "compute only" "$compute" --set 'grid.shape=[32,32]' --set params.nt=2000
-[ "$launches" -gt "$((2 * captures))" ] && pass ||
-  fail "compute only: $launches launches of $captures captures (expected graphs launched again)"
+[ "$launches" -gt "$((2 * (captures + prepared)))" ] && pass ||
+  fail "compute only: $launches launches of $prepared + $captures graphs (expected graphs launched again)"
+# Every step's scalars are known ahead: each run's graph is prepared before
+# the loop, none captured in it.
+[ "$captures" -eq 0 ] && [ "$prepared" -gt 0 ] && pass ||
+  fail "compute only: $prepared graphs prepared, $captures captured in the loop (expected all prepared)"
 compare "forcing n, never the same" "$compute" --set 'grid.shape=[48,48]' --set params.nt=300 \
   --set 'loop.tasks.0.args.amplitude=n'
-[ "$captures" -eq "$launches" ] && pass ||
-  fail "forcing n: $launches launches of $captures captures (every run differs: one capture each)"
+[ "$prepared" -eq "$launches" ] && [ "$captures" -eq 0 ] && pass ||
+  fail "forcing n: $launches launches of $prepared prepared and $captures captured (every run differs: one graph each, prepared)"
+# An impure hook may not be called ahead of the loop: nothing is prepared,
+# every run is captured as the loop reaches it.
+compare "an impure forcing hook" "$compute" --set 'grid.shape=[48,48]' --set params.nt=300 \
+  --set hooks.ricker.pure=false
+[ "$prepared" -eq 0 ] && [ "$captures" -gt 0 ] && pass ||
+  fail "an impure hook: $prepared graphs prepared, $captures captured (expected none prepared)"
 compare "the seed's events" "$repo/workflows/wave2d_seed_events.yaml" "${small[@]}"
 for wf in wave3d heat stencil wave1d; do
   compare "$wf" "$repo/workflows/$wf.yaml" --set loop.steps=40
@@ -88,6 +101,10 @@ expect_contains "$err" "gflow: graphs: off (--trace follows each operation); the
 same_outputs "$tmp/trace" "$tmp/ev" "graph with --trace"
 expect_exit 0 "graph, the report" -- "$gflow" run "$wave" --backend cpu "${small[@]}" \
   --set schedule=graph --out "$tmp/report"
-printf '%s\n' "$err" | grep -qE "^gflow: graphs: [0-9]+ launches of [0-9]+ captures \([0-9]+ instantiated, [0-9]+ updated in place\)$" &&
+printf '%s\n' "$err" | grep -qE "^gflow: graphs: [0-9]+ launches of [0-9]+ graphs prepared before the loop \(in [0-9.]+ ms\) and [0-9]+ captures in it \([0-9]+ instantiated, [0-9]+ updated in place\)$" &&
   pass || fail "graph, the report line: $err"
+expect_exit 0 "graph, an impure hook, the report" -- "$gflow" run "$wave" --backend cpu "${small[@]}" \
+  --set schedule=graph --set hooks.ricker.pure=false --out "$tmp/report"
+printf '%s\n' "$err" | grep -qE "^gflow: graphs: [0-9]+ launches of [0-9]+ captures \([0-9]+ instantiated, [0-9]+ updated in place\)$" &&
+  pass || fail "graph, the report line without prepared graphs: $err"
 finish

@@ -9,7 +9,8 @@
 #      one output, the final field, is switched off: the loop writes nothing
 #      either; the Ricker hook runs every step, the loop computes it in C);
 #   2. the seed workload (256^2, 640 steps, a snapshot every step) under each
-#      schedule.
+#      schedule, and with batched snapshots under events, graph and auto,
+#      each over events' time.
 # Usage: scripts/bench/cpu.sh [BUILD_DIR (default build)] [REPEAT (default 3)]
 #   BUILD_DIR holds `gflow`: a CPU build (build) or a GPU one (.device/bin; run
 #   with --backend cpu). THREADS="1 2 16": the compute rows once per OpenMP
@@ -53,15 +54,27 @@ done
 [ "${SEED:-1}" = 0 ] && exit 0
 
 printf '\nseed workload, 256^2 x 640 steps, snapshot every step (output in %s)\n' "$tmp"
-printf '%-10s %12s %12s\n' "schedule" "total ms" "us/step"
-declare -A ms
-for schedule in sync streams events graph auto; do
-  ms[$schedule]=$(for _ in $(seq "$repeat"); do
-    rm -rf "$tmp/$schedule"
-    "$gflow" run workflows/wave2d.yaml --backend cpu --quiet --out "$tmp/$schedule" --set schedule=$schedule >/dev/null
-    calc "$(json "$tmp/$schedule/timings.json" total_s) * 1000"
-    echo
-  done | low)
-  printf '%-10s %12.2f %12.2f\n' "$schedule" "${ms[$schedule]}" "$(calc "${ms[$schedule]} * 1000 / 640")"
+printf '%-30s %12s %12s %10s\n' "schedule, output" "total ms" "us/step" "/ events"
+# each schedule with the batch it chooses on the CPU backend (a copy per
+# plane; auto: batches of 16 read straight from U's grown ring), then batches
+# of 16 under events and graph (through the output's own ring), and auto with
+# a copy per plane; the rows take turns, best of REPEAT each
+rows=("sync|" "streams|" "events|" "graph|" "auto|" "events, batches of 16|16" "graph, batches of 16|16"
+  "auto, a copy per plane|1")
+declare -A best
+for _ in $(seq "$repeat"); do
+  for row in "${rows[@]}"; do
+    label=${row%|*} batch=${row#*|} schedule=${label%%,*}
+    sets=(--set "schedule=$schedule")
+    [ -z "$batch" ] || sets+=(--set "loop.tasks.1.output.batch=$batch")
+    rm -rf "$tmp/seed"
+    "$gflow" run workflows/wave2d.yaml --backend cpu --quiet --out "$tmp/seed" "${sets[@]}" >/dev/null
+    t=$(calc "$(json "$tmp/seed/timings.json" total_s) * 1000")
+    if [ -z "${best[$label]:-}" ] || [ "$(calc "$t < ${best[$label]}")" = 1.000 ]; then best[$label]=$t; fi
+  done
 done
-printf 'sync / events = %.3f\n' "$(calc "${ms[sync]} / ${ms[events]}")"
+for row in "${rows[@]}"; do
+  label=${row%|*}
+  printf '%-30s %12.2f %12.2f %10.3f\n' "$label" "${best[$label]}" "$(calc "${best[$label]} * 1000 / 640")" \
+    "$(calc "${best[$label]} / ${best[events]}")"
+done

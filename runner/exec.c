@@ -88,10 +88,6 @@ static void host_states_release(gf_host_ctx *ctx, int ntasks) {
  * kept, the least recently used goes). */
 #define REPLAY_CACHE 64
 #define REPLAY_MAX_INSTRS 4096
-/* A run of fewer launches is issued as it is, as under events: a graph's
- * launch and the events that order it cost more than the few launches it
- * saves (the seed with a copy a plane: one kernel between two hand-offs). */
-#define REPLAY_MIN_LAUNCHES 4
 
 typedef struct replay_graph {
   gf_graph *graph;
@@ -110,7 +106,6 @@ typedef struct replay {
     size_t args; /* where its argument struct lies in `key` */
   } * pending;
   int npending, pending_cap;
-  int pending_launches;
   unsigned char *key;
   size_t key_len, key_cap;
   replay_graph cache[REPLAY_CACHE];
@@ -553,16 +548,11 @@ static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
   return GF_OK;
 }
 
-/* issue(), the launch's scalars for step n already in its argument struct. */
-static gf_status issue_set(run *r, const gf_instr *in, int64_t n) {
+static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   count_instr(r, in, n);
   if (r->trace) trace_dependencies(r, in, n);
-  return issue_op(r, in, n);
-}
-
-static gf_status issue(run *r, const gf_instr *in, int64_t n) {
   gf_status st = in->kind == GF_I_LAUNCH ? set_params(r, in, n) : GF_OK;
-  return st == GF_OK ? issue_set(r, in, n) : st;
+  return st == GF_OK ? issue_op(r, in, n) : st;
 }
 
 /* ---- graph replay (schedule: graph) ------------------------------------------ */
@@ -674,7 +664,6 @@ static gf_status replay_defer(run *r, const gf_instr *in, int64_t n) {
   rp->pending[rp->npending].n = n;
   rp->pending[rp->npending].args = rp->key_len + sizeof k;
   rp->npending++;
-  rp->pending_launches += in->kind == GF_I_LAUNCH;
   rp->key_len += size;
   return GF_OK;
 }
@@ -782,29 +771,9 @@ static replay_graph *replay_find(replay *rp, uint64_t hash) {
  * uses records its own work since the last launch first (catch_up, which
  * the graph waits for); after the launch those streams wait for the graph,
  * and the events it recorded stand for it. */
-static gf_status issue_eager(run *r, const gf_instr *in, int64_t n, int scalars_set);
-
-/* The pending run issued as it is (a run too short for a graph), each
- * launch with the scalars replay_defer evaluated for it. */
-static gf_status replay_issue_pending(run *r) {
-  replay *rp = &r->replay;
-  gf_status st = GF_OK;
-  for (int i = 0; i < rp->npending && st == GF_OK; i++) {
-    const gf_instr *in = rp->pending[i].in;
-    if (in->kind == GF_I_LAUNCH)
-      memcpy(in->args, rp->key + rp->pending[i].args, in->kernel->args_size);
-    int64_t t0 = now_ns();
-    st = issue_eager(r, in, rp->pending[i].n, 1);
-    r->backend_ns += now_ns() - t0;
-  }
-  rp->npending = 0, rp->key_len = 0, rp->pending_launches = 0;
-  return st;
-}
-
 static gf_status replay_flush(run *r) {
   replay *rp = &r->replay;
   if (!rp->npending) return GF_OK;
-  if (rp->pending_launches < REPLAY_MIN_LAUNCHES) return replay_issue_pending(r);
   gf_backend *b = r->b;
   gf_stream *origin = r->streams[0];
   uint64_t hash = replay_hash(rp->key, rp->key_len);
@@ -875,16 +844,15 @@ static gf_status replay_flush(run *r) {
   r->backend_ns += now_ns() - t0;
   rp->npending = 0;
   rp->key_len = 0;
-  rp->pending_launches = 0;
   return st;
 }
 
 /* An instruction issued as it comes while runs are replayed: the stream it
  * runs on has work a later launch must wait for, and a wait for an event
  * recorded inside a launched graph waits for that graph instead. */
-static gf_status issue_eager(run *r, const gf_instr *in, int64_t n, int scalars_set) {
+static gf_status issue_eager(run *r, const gf_instr *in, int64_t n) {
   replay *rp = &r->replay;
-  if (!rp->on) return scalars_set ? issue_set(r, in, n) : issue(r, in, n);
+  if (!rp->on) return issue(r, in, n);
   gf_backend *b = r->b;
   if (in->stream >= 0) rp->dirty[in->stream] = 1;
   if (in->event >= 0 && (in->kind == GF_I_WAIT || in->kind == GF_I_HOST_WAIT) &&
@@ -899,7 +867,7 @@ static gf_status issue_eager(run *r, const gf_instr *in, int64_t n, int scalars_
   }
   if (in->kind == GF_I_RECORD && in->event >= 0)
     rp->in_graph[in->event] = 0, rp->eager_recorded[in->event] = 1;
-  return scalars_set ? issue_set(r, in, n) : issue(r, in, n);
+  return issue(r, in, n);
 }
 
 /* What the sink hears of an instruction the host itself carries out. */
@@ -938,7 +906,7 @@ static gf_status run_body(run *r, int body_id, int64_t n) {
     }
     if (r->replay.on && (st = replay_flush(r)) != GF_OK) break;
     int64_t t0 = now_ns();
-    st = issue_eager(r, in, n, 0);
+    st = issue_eager(r, in, n);
     int64_t t1 = now_ns();
     r->backend_ns += t1 - t0;
     if (in->kind == GF_I_HOST_CALL && in->task >= 0 &&
@@ -1590,14 +1558,6 @@ static gf_status run_steps(run *r, const gf_run_options *options, int64_t *steps
  * cache unless there already; *full once no place is left. */
 static gf_status replay_prepare_run(run *r, int *full) {
   replay *rp = &r->replay;
-  if (rp->npending && rp->pending_launches < REPLAY_MIN_LAUNCHES) { /* issued as it is */
-    for (int i = 0; i < rp->npending; i++)
-      if (rp->pending[i].in->kind == GF_I_RECORD && rp->pending[i].in->event >= 0)
-        rp->in_graph[rp->pending[i].in->event] = 0,
-        rp->eager_recorded[rp->pending[i].in->event] = 1;
-    rp->npending = 0, rp->key_len = 0, rp->pending_launches = 0;
-    return GF_OK;
-  }
   if (!rp->npending || *full) return GF_OK;
   uint64_t hash = replay_hash(rp->key, rp->key_len);
   replay_graph *g = replay_find(rp, hash);
@@ -1619,7 +1579,7 @@ static gf_status replay_prepare_run(run *r, int *full) {
   }
   for (int i = 0; i < rp->npending; i++) /* as a launch would leave them */
     if (rp->pending[i].in->kind == GF_I_RECORD) rp->in_graph[rp->pending[i].in->event] = 1;
-  rp->npending = 0, rp->key_len = 0, rp->pending_launches = 0;
+  rp->npending = 0, rp->key_len = 0;
   return st;
 }
 
@@ -1698,7 +1658,7 @@ static gf_status replay_prepare_graphs(run *r) {
       if (ends && st == GF_OK) st = replay_prepare_run(r, &full);
     }
   if (st == GF_OK) st = replay_prepare_run(r, &full);
-  rp->npending = 0, rp->key_len = 0, rp->pending_launches = 0;
+  rp->npending = 0, rp->key_len = 0;
   memset(rp->in_graph, 0, (size_t)(r->nevents ? r->nevents : 1));
   memset(rp->eager_recorded, 0, (size_t)(r->nevents ? r->nevents : 1));
   rp->prepared_s = (double)(now_ns() - t0) / 1e9;

@@ -78,6 +78,26 @@ gf_status gf_output_add_file(loader *ld, gf_task *task, gf_file file, int *index
  * half's last copy in (event 0), beside the next half's copies in. A batch
  * still open at a checkpoint or at the end is flushed by the executor
  * (exec.c, from half (first instance / k) % 2). */
+/* A batch's copy out: the drain stream, after event 0 of the task where the
+ * instance's own stream recorded it, copies `bytes` from `src` into a
+ * staging buffer and records the buffer's event. */
+static void emit_copy_out(gf_emitter *e, int stream, int drain, gf_operand src, size_t bytes) {
+  if (drain != stream) {
+    gf_instr *wait = gf_emit(e, GF_I_WAIT);
+    wait->stream = drain;
+    wait->event = gf_emit_event(e, 0);
+  }
+  gf_emit(e, GF_I_STAGE);
+  gf_instr *out = gf_emit(e, GF_I_COPY);
+  out->stream = drain;
+  out->src = src;
+  out->dst = (gf_operand){.kind = GF_OPND_STAGED};
+  out->bytes = bytes;
+  gf_instr *ready = gf_emit(e, GF_I_RECORD);
+  ready->stream = drain;
+  ready->event = -1;
+}
+
 /* An output that reads its batches from its field's ring (gf_output_read_rings)
  * runs at the step whose plane ends a batch: its batch is the planes of steps
  * gf_output_batch_first(f, n) .. n, whose sources are consecutive instances
@@ -95,21 +115,8 @@ static void emit_from_ring(gf_emitter *e, const gf_workflow *wf, int file, const
   int64_t slot = (first + f->index_offset) % field->ring;
   src.inst = (int)slot;
   int stream = gf_emit_stream(e), drain = gf_emit_drain_stream(e);
-  if (drain != stream) {
-    gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 0);
-    gf_instr *wait = gf_emit(e, GF_I_WAIT);
-    wait->stream = drain;
-    wait->event = gf_emit_event(e, 0);
-  }
-  gf_emit(e, GF_I_STAGE);
-  gf_instr *out = gf_emit(e, GF_I_COPY);
-  out->stream = drain;
-  out->src = src;
-  out->dst = (gf_operand){.kind = GF_OPND_STAGED};
-  out->bytes = field->bytes * (size_t)count;
-  gf_instr *ready = gf_emit(e, GF_I_RECORD);
-  ready->stream = drain;
-  ready->event = -1;
+  if (drain != stream) gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 0);
+  emit_copy_out(e, stream, drain, src, field->bytes * (size_t)count);
   if (drain != stream) {
     gf_instr *copied = gf_emit(e, GF_I_RECORD);
     copied->stream = drain;
@@ -156,20 +163,9 @@ void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_exp
   gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 0);
   if (slot < k - 1) return;
   int drain = gf_emit_drain_stream(e);
-  if (drain != stream) {
-    gf_instr *wait = gf_emit(e, GF_I_WAIT);
-    wait->stream = drain;
-    wait->event = gf_emit_event(e, 0);
-  }
-  gf_emit(e, GF_I_STAGE);
-  gf_instr *out = gf_emit(e, GF_I_COPY);
-  out->stream = drain;
-  out->src = (gf_operand){.kind = GF_OPND_BUFFER, .temp = ring, .offset = half_offset};
-  out->dst = (gf_operand){.kind = GF_OPND_STAGED};
-  out->bytes = bytes * (size_t)k;
-  gf_instr *ready = gf_emit(e, GF_I_RECORD);
-  ready->stream = drain;
-  ready->event = -1;
+  emit_copy_out(e, stream, drain,
+                (gf_operand){.kind = GF_OPND_BUFFER, .temp = ring, .offset = half_offset},
+                bytes * (size_t)k);
   gf_instr *drained = gf_emit(e, GF_I_RECORD);
   drained->stream = drain;
   drained->event = gf_emit_event(e, 1 + half);

@@ -88,6 +88,11 @@ static void host_states_release(gf_host_ctx *ctx, int ntasks) {
  * kept, the least recently used goes). */
 #define REPLAY_CACHE 64
 #define REPLAY_MAX_INSTRS 4096
+/* Fewer launches between two host instructions than this, everywhere in a
+ * loop: its steps are issued as under events (replay_prepare_graphs). */
+#define REPLAY_MIN_LAUNCHES 4
+#define GF_STR_(x) #x
+#define GF_STR(x) GF_STR_(x)
 
 typedef struct replay_graph {
   gf_graph *graph;
@@ -1554,10 +1559,15 @@ static gf_status run_steps(run *r, const gf_run_options *options, int64_t *steps
   return st;
 }
 
-/* replay_prepare_graphs' end of a run: captured into a free place of the
- * cache unless there already; *full once no place is left. */
-static gf_status replay_prepare_run(run *r, int *full) {
+/* replay_walk's end of a run: with `capture`, captured into a free place of
+ * the cache unless there already (*full once no place is left); without,
+ * only its launches counted into *longest. */
+static gf_status replay_prepare_run(run *r, int capture, int *full, int *longest) {
   replay *rp = &r->replay;
+  int launches = 0;
+  for (int i = 0; i < rp->npending; i++) launches += rp->pending[i].in->kind == GF_I_LAUNCH;
+  if (launches > *longest) *longest = launches;
+  if (!capture) rp->npending = 0, rp->key_len = 0;
   if (!rp->npending || *full) return GF_OK;
   uint64_t hash = replay_hash(rp->key, rp->key_len);
   replay_graph *g = replay_find(rp, hash);
@@ -1596,33 +1606,18 @@ static int walkable(const gf_instr *in) {
   return 1;
 }
 
-/* Before the loop's clock, where the steps' scalars are known ahead (no
- * launch asks an impure hook) and every step is compiled, without
- * checkpoints: walks the steps as the loop will, holding back the
- * instructions of capture regions and ending runs where the loop does (a
- * host instruction, the fences, the check's scans and readings), and
- * captures and instantiates the graph of each distinct run, up to
- * REPLAY_CACHE, without launching it. The loop then finds them in the
- * cache, as a hand-written graph loop is instantiated before its timer.
- * The walk carries nothing out. A run it could not see (one holding a
- * staging buffer, a stop, a graph the cache could not hold) is captured in
- * the loop as before: a graph is only ever launched for a run with its
- * exact key. */
-static gf_status replay_prepare_graphs(run *r) {
+/* Walks the steps as the loop will, holding back the instructions of
+ * capture regions and ending runs where the loop does (a host instruction,
+ * the fences, the check's scans and readings), carrying nothing out; with
+ * `capture`, each distinct run's graph is captured and instantiated without
+ * being launched (replay_prepare_run), and *longest is the most launches
+ * of a run. */
+static gf_status replay_walk(run *r, int capture, int *longest) {
   replay *rp = &r->replay;
   const gf_workflow *wf = r->wf;
-  if (!rp->on || wf->checkpoint_every || gf_program_end(r->program) < wf->steps) return GF_OK;
-  int impure = 0; /* a hook the walk may not call ahead of the loop */
-  for (int h = 0; h < wf->nhooks; h++) impure |= !wf->hooks[h].pure;
-  for (int i = 0; impure && i < gf_program_body_count(r->program); i++) {
-    const gf_body *body = gf_program_body(r->program, i);
-    for (int k = 0; k < body->ninstrs; k++)
-      for (int p = 0; body->instrs[k].kind == GF_I_LAUNCH && p < body->instrs[k].nparams; p++)
-        if (gf_expr_calls_hook(body->instrs[k].params[p].expr)) return GF_OK;
-  }
   int nsegments;
   const gf_segment *segments = gf_program_segments(r->program, &nsegments);
-  int64_t t0 = now_ns(), n = 0, check_pending = -1;
+  int64_t n = 0, check_pending = -1;
   const gf_check *check = &wf->check;
   gf_status st = GF_OK;
   int full = 0;
@@ -1638,12 +1633,13 @@ static gf_status replay_prepare_graphs(run *r) {
           continue;
         }
         if (capturing && walkable(in)) {
-          st = rp->npending < REPLAY_MAX_INSTRS ? GF_OK : replay_prepare_run(r, &full);
+          st = rp->npending < REPLAY_MAX_INSTRS ? GF_OK
+                                                : replay_prepare_run(r, capture, &full, longest);
           if (st == GF_OK) st = replay_defer(r, in, n);
           continue;
         }
-        st = replay_prepare_run(r, &full);             /* issued as it comes: the run ends */
-        if (in->kind == GF_I_RECORD && in->event >= 0) /* as issue_eager leaves them */
+        st = replay_prepare_run(r, capture, &full, longest); /* issued as it comes: run ends */
+        if (in->kind == GF_I_RECORD && in->event >= 0)       /* as issue_eager leaves them */
           rp->in_graph[in->event] = 0, rp->eager_recorded[in->event] = 1;
       }
       /* where the loop ends a run: fence_step, then check_step */
@@ -1655,12 +1651,50 @@ static gf_status replay_prepare_graphs(run *r) {
         if (due) check_pending = check->lagged ? n : -1;
         ends |= resolve || due;
       }
-      if (ends && st == GF_OK) st = replay_prepare_run(r, &full);
+      if (ends && st == GF_OK) st = replay_prepare_run(r, capture, &full, longest);
     }
-  if (st == GF_OK) st = replay_prepare_run(r, &full);
+  if (st == GF_OK) st = replay_prepare_run(r, capture, &full, longest);
   rp->npending = 0, rp->key_len = 0;
   memset(rp->in_graph, 0, (size_t)(r->nevents ? r->nevents : 1));
   memset(rp->eager_recorded, 0, (size_t)(r->nevents ? r->nevents : 1));
+  return st;
+}
+
+/* Before the loop's clock, where the steps' scalars are known ahead (no
+ * launch asks an impure hook) and every step is compiled, without
+ * checkpoints: a first walk (replay_walk) measures the runs. Where none
+ * holds REPLAY_MIN_LAUNCHES launches (the seed with a copy a plane: one
+ * kernel between two hand-offs), a graph's launch and the events around it
+ * would cost more than the launches they save, and the steps are issued as
+ * under events. Otherwise a second walk captures and instantiates the
+ * graph of each distinct run, up to REPLAY_CACHE, and the loop finds them
+ * in the cache, as a hand-written graph loop is instantiated before its
+ * timer. A run the walk could not see (one holding a staging buffer, a
+ * stop, a graph the cache could not hold) is captured in the loop as
+ * before: a graph is only ever launched for a run with its exact key. */
+static gf_status replay_prepare_graphs(run *r) {
+  replay *rp = &r->replay;
+  const gf_workflow *wf = r->wf;
+  if (!rp->on || wf->checkpoint_every || gf_program_end(r->program) < wf->steps) return GF_OK;
+  int impure = 0; /* a hook the walk may not call ahead of the loop */
+  for (int h = 0; h < wf->nhooks; h++) impure |= !wf->hooks[h].pure;
+  for (int i = 0; impure && i < gf_program_body_count(r->program); i++) {
+    const gf_body *body = gf_program_body(r->program, i);
+    for (int k = 0; k < body->ninstrs; k++)
+      for (int p = 0; body->instrs[k].kind == GF_I_LAUNCH && p < body->instrs[k].nparams; p++)
+        if (gf_expr_calls_hook(body->instrs[k].params[p].expr)) return GF_OK;
+  }
+  int64_t t0 = now_ns();
+  int longest = 0;
+  gf_status st = replay_walk(r, 0, &longest);
+  if (st == GF_OK && longest < REPLAY_MIN_LAUNCHES) {
+    rp->on = 0;
+    rp->off_why = "no run between two host instructions holds " GF_STR(
+        REPLAY_MIN_LAUNCHES) " launches, which a graph would not speed up";
+    r->fence_steps = FENCE_STEPS;
+    return GF_OK;
+  }
+  if (st == GF_OK) st = replay_walk(r, 1, &longest);
   rp->prepared_s = (double)(now_ns() - t0) / 1e9;
   rp->captures = 0; /* the loop's own, from here */
   return st;

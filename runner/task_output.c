@@ -220,6 +220,34 @@ static int scan_use(const gf_task *task, const gf_ref *ref, int64_t steps, ring_
  * of a higher offset (an earlier step), or of the same offset by a task
  * issued before it. (Then the last write of a read's instance is of the
  * index it names, or there is none, under both rings.) */
+/* One access of a task to the field whose ring may grow, over the loop. */
+typedef struct field_access {
+  int task;
+  const gf_access_decl *decl;
+  ring_use use;
+} field_access;
+
+/* The accesses to the field of file `f` that run at some step, each scanned
+ * once; -1 when one has no constant offset, or out of memory. */
+static int scan_field(const gf_workflow *wf, const gf_file *f, field_access **out) {
+  field_access *list = gf_calloc((size_t)wf->ntasks * GF_MAX_TASK_REFS + 1, sizeof *list);
+  int count = 0;
+  for (int t = 0; list && t < wf->ntasks; t++)
+    for (int a = 0; a < wf->tasks[t].naccess; a++) {
+      field_access *x = &list[count];
+      x->task = t;
+      x->decl = &wf->tasks[t].access[a];
+      if (x->decl->ref.field != f->field) continue;
+      if (!scan_use(&wf->tasks[t], &x->decl->ref, wf->steps, &x->use)) {
+        free(list);
+        return -1;
+      }
+      count += x->use.first >= 0;
+    }
+  *out = list;
+  return list ? count : -1;
+}
+
 static int ring_is_growable(const gf_workflow *wf, const gf_file *f, const int *position,
                             ring_use *out) {
   const gf_field *field = &wf->fields[f->field];
@@ -228,44 +256,32 @@ static int ring_is_growable(const gf_workflow *wf, const gf_file *f, const int *
       !scan_use(output, &output->access[0].ref, wf->steps, out) || !out->contiguous ||
       out->first < 0 || out->first + out->offset < 0)
     return 0;
+  field_access *list = NULL;
+  int count = scan_field(wf, f, &list), growable = count > 0;
   int64_t write_lo = INT64_MAX, write_hi = INT64_MIN;
-  ring_use use[GF_MAX_TASK_REFS];
-  for (int t = 0; t < wf->ntasks; t++) {
-    const gf_task *task = &wf->tasks[t];
-    for (int a = 0; a < task->naccess; a++) {
-      const gf_access_decl *x = &task->access[a];
-      if (x->ref.field != f->field) continue;
-      if (!scan_use(task, &x->ref, wf->steps, &use[a])) return 0;
-      if (!(x->access & GF_ACCESS_WRITE) || use[a].first < 0) continue;
-      if (task->when) return 0;
-      if (use[a].offset < write_lo) write_lo = use[a].offset;
-      if (use[a].offset > write_hi) write_hi = use[a].offset;
+  for (int i = 0; i < count; i++) {
+    if (!(list[i].decl->access & GF_ACCESS_WRITE)) continue;
+    growable &= !wf->tasks[list[i].task].when;
+    if (list[i].use.offset < write_lo) write_lo = list[i].use.offset;
+    if (list[i].use.offset > write_hi) write_hi = list[i].use.offset;
+  }
+  growable &= write_lo <= write_hi && write_hi - write_lo < field->ring;
+  for (int i = 0; growable && i < count; i++) {
+    const field_access *read = &list[i];
+    if (!(read->decl->access & GF_ACCESS_READ)) continue;
+    growable &= write_hi - read->use.offset < field->ring;
+    for (int j = 0; growable && j < count; j++) {
+      const field_access *write = &list[j];
+      if (!(write->decl->access & GF_ACCESS_WRITE) ||
+          !gf_region_overlaps(&read->decl->region, &write->decl->region))
+        continue;
+      growable &= write->use.offset > read->use.offset ||
+                  (write->use.offset == read->use.offset && write->task != read->task &&
+                   position[write->task] < position[read->task]);
     }
   }
-  if (write_lo > write_hi || write_hi - write_lo >= field->ring) return 0;
-  for (int t = 0; t < wf->ntasks; t++) {
-    const gf_task *task = &wf->tasks[t];
-    for (int a = 0; a < task->naccess; a++) {
-      const gf_access_decl *x = &task->access[a];
-      ring_use read;
-      if (x->ref.field != f->field || !(x->access & GF_ACCESS_READ)) continue;
-      if (!scan_use(task, &x->ref, wf->steps, &read) || read.first < 0) continue;
-      if (write_hi - read.offset >= field->ring) return 0;
-      for (int w = 0; w < wf->ntasks; w++)
-        for (int b = 0; b < wf->tasks[w].naccess; b++) {
-          const gf_access_decl *y = &wf->tasks[w].access[b];
-          ring_use write;
-          if (y->ref.field != f->field || !(y->access & GF_ACCESS_WRITE) ||
-              !gf_region_overlaps(&x->region, &y->region) ||
-              !scan_use(&wf->tasks[w], &y->ref, wf->steps, &write) || write.first < 0)
-            continue;
-          if (write.offset < read.offset ||
-              (write.offset == read.offset && (w == t || position[w] > position[t])))
-            return 0;
-        }
-    }
-  }
-  return 1;
+  free(list);
+  return growable;
 }
 
 /* Removes every `after:` edge from or to task `o`; returns how many. */

@@ -389,9 +389,6 @@ static gf_status submit_batch(run *r, int file, int64_t first, int count) {
   return GF_OK;
 }
 
-/* With every stream drained: the planes of each batched output's open
- * batch (its instances through step n since its last full batch) go from
- * the device-side ring to the writer, before a checkpoint or at the end. */
 /* A batched output's open batch at step n: how many planes, from which
  * instance (of its task; for an output read from its field's ring, from
  * which step), and where they lie. 0: none open. */
@@ -401,8 +398,7 @@ static int open_batch(const run *r, const gf_file *f, int64_t n, int64_t *first,
   size_t bytes = wf->fields[f->field].bytes;
   if (f->from_ring) {
     int64_t last = n < f->last_step ? n : f->last_step;
-    if (last < f->first_step || (last + f->index_offset + 1) % f->batch == 0 ||
-        last == f->last_step)
+    if (last < f->first_step || gf_output_batch_ends(f, last))
       return 0; /* none yet, or its batch is complete and on its way */
     *first = gf_output_batch_first(f, last);
     const gf_field *field = &wf->fields[f->field];
@@ -418,6 +414,9 @@ static int open_batch(const run *r, const gf_file *f, int64_t n, int64_t *first,
   return open;
 }
 
+/* With every stream drained: the planes of each batched output's open
+ * batch (its instances through step n since its last full batch) go from
+ * the device-side ring to the writer, before a checkpoint or at the end. */
 static gf_status flush_batches(run *r, int64_t n) {
   const gf_workflow *wf = r->wf;
   gf_backend *b = r->b;
@@ -1080,10 +1079,19 @@ static gf_status check_resolve(run *r) {
 /* After step n: a `check:` block scans every `every` steps and waits for the
  * result at once; the default check scans every `every` steps and after the
  * last, and reads each result CHECK_LAG steps later (or at the end). */
+/* After step n, with the scans of step `pending` in flight (-1: none):
+ * whether their result is read now (*resolve) and whether new scans are due
+ * (*due). The loop (check_step) and the walk before it (replay_walk) ask. */
+static void check_when(const run *r, int64_t n, int64_t pending, int *resolve, int *due) {
+  const gf_check *check = &r->wf->check;
+  *resolve = check->lagged && pending >= 0 && n - pending >= CHECK_LAG(r);
+  *due = (n + 1) % check->every == 0 || (check->lagged && n + 1 == r->wf->steps);
+}
+
 static gf_status check_step(run *r, int64_t n) {
   const gf_check *check = &r->wf->check;
-  int resolve = check->lagged && r->check_pending >= 0 && n - r->check_pending >= CHECK_LAG(r);
-  int due = (n + 1) % check->every == 0 || (check->lagged && n + 1 == r->wf->steps);
+  int resolve, due;
+  check_when(r, n, r->check_pending, &resolve, &due);
   gf_status st = resolve || due ? replay_flush(r) : GF_OK;
   if (st == GF_OK && resolve) st = check_resolve(r);
   if (st != GF_OK || !due) return st;
@@ -1618,7 +1626,6 @@ static gf_status replay_walk(run *r, int capture, int *longest) {
   int nsegments;
   const gf_segment *segments = gf_program_segments(r->program, &nsegments);
   int64_t n = 0, check_pending = -1;
-  const gf_check *check = &wf->check;
   gf_status st = GF_OK;
   int full = 0;
   for (int s = 0; s < nsegments && st == GF_OK && !full; s++)
@@ -1645,10 +1652,10 @@ static gf_status replay_walk(run *r, int capture, int *longest) {
       /* where the loop ends a run: fence_step, then check_step */
       int ends = (n + 1) % r->fence_steps == 0;
       if (r->check_results) {
-        int resolve = check->lagged && check_pending >= 0 && n - check_pending >= CHECK_LAG(r);
-        int due = (n + 1) % check->every == 0 || (check->lagged && n + 1 == wf->steps);
+        int resolve, due;
+        check_when(r, n, check_pending, &resolve, &due);
         if (resolve) check_pending = -1;
-        if (due) check_pending = check->lagged ? n : -1;
+        if (due) check_pending = wf->check.lagged ? n : -1;
         ends |= resolve || due;
       }
       if (ends && st == GF_OK) st = replay_prepare_run(r, capture, &full, longest);

@@ -181,6 +181,10 @@ void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_exp
  * at every step), and their outputs copy each plane into a ring of their own. */
 #define RING_SCAN_STEPS ((int64_t)1 << 20)
 
+int gf_output_batch_ends(const gf_file *f, int64_t n) {
+  return (n + f->index_offset + 1) % f->batch == 0 || n == f->last_step;
+}
+
 int64_t gf_output_batch_first(const gf_file *f, int64_t n) {
   int64_t index = n + f->index_offset, first = n - index % f->batch;
   return first > f->first_step ? first : f->first_step;

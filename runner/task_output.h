@@ -37,8 +37,10 @@ void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_exp
  * gf_decompose), before the plan. */
 gf_status gf_output_read_rings(gf_workflow *wf, gf_diag *diag);
 
-/* The first step of the batch that step n ends, of an output read from its
- * field's ring. */
+/* Of an output read from its field's ring, for a step n of its range:
+ * whether n's plane ends a batch (its task's `when`, compiled from the same
+ * rule), and the first step of the batch n's plane belongs to. */
+int gf_output_batch_ends(const gf_file *f, int64_t n);
 int64_t gf_output_batch_first(const gf_file *f, int64_t n);
 
 #endif

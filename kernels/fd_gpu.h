@@ -59,11 +59,31 @@
 #ifndef GF_FD_BLOCK_Y_3D
 #define GF_FD_BLOCK_Y_3D 8 /* and along axis 1 */
 #endif
-/* The shared-memory tile (plane_kernel, below) instead of the register
- * tile for 2-D and 3-D, and its shape. GF_FD_SHARED 1: for every scheme
- * (a study); 0: where the scheme's shared_tile(ndim, radius) says it pays. */
-#ifndef GF_FD_SHARED
-#define GF_FD_SHARED 0
+/* Which tile walks 2-D and 3-D boxes: 0, the scheme's tile(ndim, radius)
+ * (measured per scheme); 1, 2, 3: the register march, the shared-memory
+ * plane or the point tile for every scheme (a study: fd-tiles.sh). */
+#ifndef GF_FD_TILE
+#define GF_FD_TILE 0
+#endif
+/* The point tile's block: vectors along the last axis, by rows along axis
+ * 0 (2-D) or axis 1 (3-D), by planes along axis 0 (3-D). */
+#ifndef GF_FD_POINT_X_2D
+#define GF_FD_POINT_X_2D 64
+#endif
+#ifndef GF_FD_POINT_Y_2D
+#define GF_FD_POINT_Y_2D 4
+#endif
+#ifndef GF_FD_POINT_X_3D
+#define GF_FD_POINT_X_3D 32
+#endif
+#ifndef GF_FD_POINT_Y_3D
+#define GF_FD_POINT_Y_3D 4
+#endif
+#ifndef GF_FD_POINT_Z_3D
+#define GF_FD_POINT_Z_3D 2
+#endif
+#ifndef GF_FD_POINT_BLOCKS
+#define GF_FD_POINT_BLOCKS 1 /* blocks of the point tile an SM should hold (caps the registers) */
 #endif
 #ifndef GF_FD_DEPTH
 #define GF_FD_DEPTH 1 /* planes down axis 0 whose loads are in flight ahead of the one computed */
@@ -85,6 +105,10 @@
 #endif
 
 namespace gf_fd_gpu {
+
+/* The tiles a scheme chooses from, per dimensionality and radius (its
+ * tile(ndim, radius)); 1-D always takes line_kernel. */
+enum Tile { kMarchTile = 1, kPlaneTile = 2, kPointTile = 3 };
 
 constexpr int64_t kMarch = GF_FD_MARCH;
 #ifndef GF_FD_MAX_BLOCKS
@@ -169,11 +193,33 @@ __device__ __forceinline__ T window(const Vec<T, V> *lo, const Vec<T, V> &own, c
   return own.v[m];
 }
 
+/* The hardware's vector of V T's, through which a whole Vec is stored in
+ * one instruction: assigned as a struct, a Vec was stored one element at a
+ * time (four 4-byte stores a thread where one 16-byte store does). */
+template <typename T, int V>
+struct Native {
+  typedef Vec<T, V> type;
+};
+template <>
+struct Native<float, 4> {
+  typedef float4 type;
+};
+template <>
+struct Native<float, 2> {
+  typedef float2 type;
+};
+template <>
+struct Native<double, 2> {
+  typedef double2 type;
+};
+
 /* Stores the cells of `v` that lie in the box; x is its first cell's. */
 template <typename T, int V>
 __device__ __forceinline__ void store(T *p, const Vec<T, V> &v, int64_t x, const Walk &w) {
   if (x >= w.x_lo && x + V <= w.x_hi) {
-    *reinterpret_cast<Vec<T, V> *>(p) = v;
+    typename Native<T, V>::type n;
+    memcpy(&n, &v, sizeof n);
+    *reinterpret_cast<typename Native<T, V>::type *>(p) = n;
     return;
   }
   GF_UNROLL for (int c = 0; c < V; c++) if (x + c >= w.x_lo && x + c < w.x_hi) p[c] = v.v[c];
@@ -192,10 +238,12 @@ __device__ __forceinline__ T laplacian(const Lap &L, At at) {
  * stencil.hip), has
  *   Type (T), kPoints (> 0), in (the input whose neighbourhood the tile
  *   holds), point[kPoints] (fields read at the cell only; NULL: not given),
- *   out, and
+ *   out,
  *   template <int NDIM, int R, typename At> T cell(At at, const T *points) const:
  * the cell's new value from at(d, k) and the points' values there (0 for
- * those not given). */
+ * those not given), and
+ *   static Tile tile(int ndim, int radius): the tile that walks its 2-D and
+ * 3-D boxes, as measured for it. */
 
 /* 2-D and 3-D: the march. Threads: x a vector along the last axis; y a
  * march (2-D) or a row of axis 1 (3-D, marches by blockIdx.z); grid-strided
@@ -278,7 +326,7 @@ struct Plane<3> {
   enum { kX = GF_FD_SHARED_X_3D, kY = GF_FD_SHARED_Y_3D, kBlocks = GF_FD_SHARED_BLOCKS_3D };
 };
 
-/* 2-D and 3-D through shared memory (GF_FD_SHARED): a block owns a tile of
+/* 2-D and 3-D through shared memory (kPlaneTile): a block owns a tile of
  * a plane (the cells of one index along axis 0): kX vectors along the last
  * axis by kY rows along axis 1 (3-D), a vector a thread. It marches down
  * axis 0, kMarch planes, all its threads together; each keeps the marched
@@ -436,6 +484,72 @@ __global__ void __launch_bounds__(Shape<1>::kX) line_kernel(Scheme s, Walk w) {
   }
 }
 
+/* The point tile's block. */
+template <int NDIM>
+struct Point;
+template <>
+struct Point<2> {
+  enum { kX = GF_FD_POINT_X_2D, kY = GF_FD_POINT_Y_2D, kZ = 1 };
+};
+template <>
+struct Point<3> {
+  enum { kX = GF_FD_POINT_X_3D, kY = GF_FD_POINT_Y_3D, kZ = GF_FD_POINT_Z_3D };
+};
+
+/* 2-D and 3-D, a vector a thread: each thread loads its own vector's whole
+ * neighbourhood (the 2R rows along axis 0 and, 3-D, axis 1 from L1 or L2,
+ * where the block's other threads and its neighbours brought them), keeps
+ * nothing and marches nowhere. Memory-level parallelism is what the march
+ * trades away: on an H100, a plain kernel of the heat scheme, 2-D order 2,
+ * ran at 0.995 of the copy where the march ran at 0.74 to 0.85. Threads: x
+ * a vector along the last axis, y a row along axis 0 (2-D) or axis 1
+ * (3-D), z a plane along axis 0 (3-D); grid-strided past the grid's
+ * limits. Every cell computed is the box's, so no load needs clamping
+ * beyond the march's. */
+template <typename Scheme, int NDIM, int R, int V>
+__global__ void __launch_bounds__(Point<NDIM>::kX *Point<NDIM>::kY *Point<NDIM>::kZ,
+                                  GF_FD_POINT_BLOCKS) point_kernel(Scheme s, Walk w) {
+  typedef typename Scheme::Type T;
+  typedef Vec<T, V> Vt;
+  enum { H = (R + V - 1) / V, Y = NDIM == 3 ? 2 * R : 1, P = Scheme::kPoints };
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= w.nvec) return;
+  const int64_t x = t * V;
+  const int64_t rows = NDIM == 3 ? w.n1 : w.n0, planes = NDIM == 3 ? w.n0 : 1;
+  for (int64_t p = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; p < planes;
+       p += (int64_t)gridDim.z * blockDim.z)
+    for (int64_t r = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; r < rows;
+         r += (int64_t)gridDim.y * blockDim.y) {
+      const int64_t own = w.first + (NDIM == 3 ? p * w.s0 + r * w.s1 : r * w.s0) + x;
+      const T *cell = s.in + own;
+      Vt col[2 * R + 1], lo[H], hi[H], mid[Y], pt[P];
+      GF_UNROLL for (int k = 0; k <= 2 * R; k++) col[k] = load<T, V>(cell + (k - R) * w.s0);
+      GF_UNROLL for (int h = 0; h < H; h++) {
+        lo[h] = load<T, V>(cell - (h + 1) * V);
+        hi[h] = load<T, V>(cell + (h + 1) * V);
+      }
+      if (NDIM == 3)
+        GF_UNROLL for (int k = 0; k < Y; k++) mid[k] =
+            load<T, V>(cell + (k < R ? k - R : k - R + 1) * w.s1);
+      GF_UNROLL for (int q = 0; q < P; q++) pt[q] =
+          s.point[q] ? load<T, V>(s.point[q] + own) : Vt();
+      Vt out;
+      GF_UNROLL for (int c = 0; c < V; c++) {
+        /* at(d, k): axis 0 from the column, the last axis from the window,
+         * a 3-D grid's axis 1 from mid */
+        auto at = [&](int d, int k) -> T {
+          if (d == NDIM - 1) return window<T, V, H>(lo, col[R], hi, c + k);
+          if (d == 0 || k == 0) return col[R + (d == 0 ? k : 0)].v[c];
+          return mid[k < 0 ? k + R : k + R - 1].v[c];
+        };
+        T points[P];
+        GF_UNROLL for (int q = 0; q < P; q++) points[q] = pt[q].v[c];
+        out.v[c] = s.template cell<NDIM, R>(at, points);
+      }
+      store<T, V>(s.out + own, out, x, w);
+    }
+}
+
 inline bool aligned16(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
@@ -449,7 +563,22 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hi
     const int64_t b = (n + per - 1) / per;
     return (unsigned)(b < most ? b : most);
   };
-  if ((GF_FD_SHARED || Scheme::shared_tile(a->ndim, R)) && a->ndim >= 2) {
+  const Tile tile = GF_FD_TILE ? (Tile)GF_FD_TILE : Scheme::tile(a->ndim, R);
+  if (tile == kPointTile && a->ndim >= 2) {
+    typedef Point<2> P2;
+    typedef Point<3> P3;
+    if (a->ndim == 2)
+      hipLaunchKernelGGL((point_kernel<Scheme, 2, R, V>),
+                         dim3(blocks(w.nvec, P2::kX, UINT32_MAX), blocks(w.n0, P2::kY, kMaxBlocks)),
+                         dim3(P2::kX, P2::kY), 0, stream, s, w);
+    else
+      hipLaunchKernelGGL((point_kernel<Scheme, 3, R, V>),
+                         dim3(blocks(w.nvec, P3::kX, UINT32_MAX), blocks(w.n1, P3::kY, kMaxBlocks),
+                              blocks(w.n0, P3::kZ, kMaxBlocks)),
+                         dim3(P3::kX, P3::kY, P3::kZ), 0, stream, s, w);
+    return hipGetLastError();
+  }
+  if (tile == kPlaneTile && a->ndim >= 2) {
     typedef Plane<2> P2;
     typedef Plane<3> P3;
     if (a->ndim == 2)

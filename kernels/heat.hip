@@ -20,10 +20,16 @@ struct HeatScheme {
   typename Fd<T>::Lap L;
   T amplitude;
 
-  /* The register tile everywhere: the shared-memory one was no faster
-   * (an H100, scripts/bench/fd-tiles.sh: 2-D 0.72 against 0.74 of the copy,
+  /* As measured on an H100 (scripts/bench/fd-tiles.sh, f32, of the copy):
+   * the point tile at 2-D orders 2 and 4 (0.87 and 0.75 against the
+   * march's 0.77 and 0.72) and 3-D order 2 (0.65 against 0.58); the march
+   * elsewhere (2-D order 8 0.67 against 0.59, f64 2-D order 4 0.81 against
+   * 0.79). The shared-memory tile was no faster (2-D 0.72 against 0.74,
    * 3-D order 8 0.46 against 0.51). */
-  static bool shared_tile(int, int) { return false; }
+  static Tile tile(int ndim, int radius) {
+    const bool point = sizeof(T) == 4 && (ndim == 2 ? radius <= 2 : radius == 1);
+    return point ? kPointTile : kMarchTile;
+  }
 
   template <int NDIM, int R, typename At>
   __device__ __forceinline__ T cell(At at, const T *p) const {

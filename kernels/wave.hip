@@ -20,12 +20,17 @@ struct WaveScheme {
   typename Fd<T>::Lap L;
   T dt2, amplitude;
 
-  /* Where the shared-memory tile beats the register tile (an H100, f32,
-   * scripts/bench/fd-tiles.sh: 2-D order 4 0.89 against 0.84 of the copy,
-   * order 8 0.85 against 0.77; 3-D order 8 0.72 against 0.68, order 2
-   * 0.76 against 0.80). f64 and the other schemes keep the register tile. */
-  static bool shared_tile(int ndim, int radius) {
-    return sizeof(T) == 4 && (ndim == 2 || radius == 4);
+  /* As measured on an H100 (scripts/bench/fd-tiles.sh, of the copy): the
+   * point tile in 2-D up to order 4 (1.01 and 0.97 against the
+   * shared-memory tile's 0.92 and 0.91), in f64 2-D (order 4: 0.99 against
+   * the march's 0.87) and at 3-D order 2 (0.84 against 0.82); the
+   * shared-memory tile at f32 order 8 (2-D 0.87 against the point tile's
+   * 0.79, 3-D 0.73 against the march's 0.69); the march elsewhere (3-D
+   * order 4 0.80 against 0.76 and 0.62). */
+  static Tile tile(int ndim, int radius) {
+    if ((ndim == 2 && (radius <= 2 || sizeof(T) == 8)) || (ndim == 3 && radius == 1))
+      return kPointTile;
+    return sizeof(T) == 4 && radius == 4 ? kPlaneTile : kMarchTile;
   }
 
   template <int NDIM, int R, typename At>

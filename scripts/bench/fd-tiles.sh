@@ -14,8 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-# NAME: nvcc flags (the defaults of kernels/fd_gpu.h are `default`; shared*:
-# the shared-memory tile, GF_FD_SHARED=1)
+# NAME: nvcc flags (the defaults of kernels/fd_gpu.h are `default`;
+# march, shared* and point*: the register march, the shared-memory plane and
+# the point tile for every scheme, GF_FD_TILE=1, 2 and 3)
 tiles() {
   cat <<'LIST'
 default:
@@ -27,13 +28,19 @@ steps4-2-march64:-DGF_FD_STEPS_2D=4 -DGF_FD_STEPS_3D=2 -DGF_FD_MARCH=64
 steps1-2-block64:-DGF_FD_STEPS_2D=1 -DGF_FD_STEPS_3D=2 -DGF_FD_BLOCK_X_2D=64 -DGF_FD_BLOCK_Y_2D=2
 block3d-32x4:-DGF_FD_BLOCK_X_3D=32 -DGF_FD_BLOCK_Y_3D=4
 vector8:-DGF_FD_VECTOR_BYTES=8
-shared:-DGF_FD_SHARED=1
-shared-march64:-DGF_FD_SHARED=1 -DGF_FD_MARCH=64
-shared-march128:-DGF_FD_SHARED=1 -DGF_FD_MARCH=128
-shared-depth2:-DGF_FD_SHARED=1 -DGF_FD_DEPTH=2
-shared-3d32x8:-DGF_FD_SHARED=1 -DGF_FD_SHARED_X_3D=32 -DGF_FD_SHARED_Y_3D=8
-shared-2d64:-DGF_FD_SHARED=1 -DGF_FD_SHARED_X_2D=64 -DGF_FD_SHARED_BLOCKS_2D=8
-shared-3d-free:-DGF_FD_SHARED=1 -DGF_FD_SHARED_BLOCKS_3D=1
+march:-DGF_FD_TILE=1
+point:-DGF_FD_TILE=3
+point-2d32x8-3d32x8x1:-DGF_FD_TILE=3 -DGF_FD_POINT_X_2D=32 -DGF_FD_POINT_Y_2D=8 -DGF_FD_POINT_Y_3D=8 -DGF_FD_POINT_Z_3D=1
+point-blocks6:-DGF_FD_TILE=3 -DGF_FD_POINT_BLOCKS=6
+point-blocks8:-DGF_FD_TILE=3 -DGF_FD_POINT_BLOCKS=8
+point-2d128x2-3d16x8x2:-DGF_FD_TILE=3 -DGF_FD_POINT_X_2D=128 -DGF_FD_POINT_Y_2D=2 -DGF_FD_POINT_X_3D=16 -DGF_FD_POINT_Y_3D=8 -DGF_FD_POINT_Z_3D=2
+shared:-DGF_FD_TILE=2
+shared-march64:-DGF_FD_TILE=2 -DGF_FD_MARCH=64
+shared-march128:-DGF_FD_TILE=2 -DGF_FD_MARCH=128
+shared-depth2:-DGF_FD_TILE=2 -DGF_FD_DEPTH=2
+shared-3d32x8:-DGF_FD_TILE=2 -DGF_FD_SHARED_X_3D=32 -DGF_FD_SHARED_Y_3D=8
+shared-2d64:-DGF_FD_TILE=2 -DGF_FD_SHARED_X_2D=64 -DGF_FD_SHARED_BLOCKS_2D=8
+shared-3d-free:-DGF_FD_TILE=2 -DGF_FD_SHARED_BLOCKS_3D=1
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

@@ -898,6 +898,30 @@ static gf_status gpu_graph_launch(gf_backend *b, gf_graph *g, gf_stream *s) {
   return GF_OK;
 }
 
+/* backend.h's load_kernel: a launch captured on a stream of its own and
+ * instantiated, which loads its module; nothing runs. Its failures are not
+ * the run's (the loop's own launch reports them), so they are cleared. */
+static void gpu_load_kernel(gf_backend *b, const gf_kernel *kernel, const void *args) {
+  (void)b;
+  hipStream_t stream = NULL;
+  hipGraph_t graph = NULL;
+  hipGraphExec_t exec = NULL;
+  if (!kernel->launch_gpu ||
+      hipStreamCreateWithFlags(&stream, hipStreamNonBlocking) != hipSuccess) {
+    (void)hipGetLastError();
+    return;
+  }
+  if (hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal) == hipSuccess) {
+    (void)kernel->launch_gpu(args, (void *)stream);
+    if (hipStreamEndCapture(stream, &graph) == hipSuccess && graph)
+      (void)hipGraphInstantiateWithFlags(&exec, graph, 0);
+  }
+  if (exec) (void)hipGraphExecDestroy(exec);
+  if (graph) (void)hipGraphDestroy(graph);
+  (void)hipStreamDestroy(stream);
+  (void)hipGetLastError();
+}
+
 #endif /* GPU_GRAPHS */
 
 static const gf_backend_ops gpu_ops = {
@@ -930,6 +954,7 @@ static const gf_backend_ops gpu_ops = {
     .graph_launch = gpu_graph_launch,
     .graph_destroy = gpu_graph_destroy,
     .graph_wait_external = gpu_graph_wait_external,
+    .load_kernel = gpu_load_kernel,
 #endif
 };
 

@@ -1707,6 +1707,40 @@ static gf_status replay_prepare_graphs(run *r) {
   return st;
 }
 
+/* The kernels' code, loaded before the loop's clock (backend.h's
+ * load_kernel), as a hand-written program launches its kernels once before
+ * its timer: each launch of each body with the scalars of the first step
+ * that runs the body. A launch that takes the step's scratch fields, or
+ * whose scalars ask a hook that is not pure, loads at its first launch. */
+static void load_kernels(run *r) {
+  gf_backend *b = r->b;
+  if (!b->ops->load_kernel) return;
+  const gf_workflow *wf = r->wf;
+  int impure = 0; /* a hook the loop alone may call */
+  for (int h = 0; h < wf->nhooks; h++) impure |= !wf->hooks[h].pure;
+  int nsegments;
+  const gf_segment *segments = gf_program_segments(r->program, &nsegments);
+  char *loaded = gf_calloc((size_t)gf_program_body_count(r->program) + 1, 1);
+  for (int s = 0; s < nsegments; s++) {
+    const gf_segment *g = &segments[s];
+    const int64_t from = r->first_step > g->first ? r->first_step - g->first : 0;
+    for (int64_t k = from; k < g->steps && k < from + g->period; k++) {
+      const int64_t n = g->first + k;
+      const gf_body *body = gf_program_body(r->program, g->bodies[k % g->period]);
+      if (loaded[g->bodies[k % g->period]]++) continue;
+      for (int i = 0; i < body->ninstrs; i++) {
+        const gf_instr *in = &body->instrs[i];
+        int asks_hook = 0;
+        for (int p = 0; in->kind == GF_I_LAUNCH && p < in->nparams; p++)
+          asks_hook |= gf_expr_calls_hook(in->params[p].expr);
+        if (in->kind != GF_I_LAUNCH || in->ntemps || (impure && asks_hook)) continue;
+        if (set_params(r, in, n) == GF_OK) b->ops->load_kernel(b, in->kernel, in->args);
+      }
+    }
+  }
+  free(loaded);
+}
+
 /* The host calls' set-up (gf_instr.prepare), in body order. */
 static gf_status prepare_host_calls(run *r) {
   gf_status st = GF_OK;
@@ -1820,6 +1854,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
    * lookup in the loop instead of a Lua call. */
   if (st == GF_OK) gf_eval_prepare(eval, r.first_step, wf->steps - r.first_step);
   if (st == GF_OK) st = prepare_host_calls(&r);
+  if (st == GF_OK) load_kernels(&r);
   if (st == GF_OK) st = replay_prepare_graphs(&r);
   /* The ranks start their clocks together: what set-up took on one rank
    * more than on another is not the loop's time of its neighbours. */

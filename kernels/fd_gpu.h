@@ -2,7 +2,12 @@
  * heat.hip, stencil.hip): the tile that walks a launch's box, the per-type
  * names of fd_cell.h's functions, and the point sources.
  *
- * The tile is wave2d.hip's register column, made general. A thread owns V
+ * Three tiles walk 2-D and 3-D boxes, and each scheme picks one per
+ * dimension and order, as measured (its tile(ndim, radius)): the register
+ * march described here, the shared-memory plane (plane_kernel) and the
+ * point tile (point_kernel), each described at its kernel.
+ *
+ * The march is wave2d.hip's register column, made general. A thread owns V
  * consecutive cells along the last axis: 16 bytes of them (4 f32, 2 f64),
  * loaded and stored as one vector, where the rows allow it (a row length
  * that is a multiple of V, 16-byte aligned fields), else one cell (V = 1).

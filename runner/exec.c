@@ -1725,9 +1725,11 @@ static void load_kernels(run *r) {
     const gf_segment *g = &segments[s];
     const int64_t from = r->first_step > g->first ? r->first_step - g->first : 0;
     for (int64_t k = from; k < g->steps && k < from + g->period; k++) {
+      const int at = g->bodies[k % g->period];
+      if (loaded[at]) continue;
+      loaded[at] = 1;
+      const gf_body *body = gf_program_body(r->program, at);
       const int64_t n = g->first + k;
-      const gf_body *body = gf_program_body(r->program, g->bodies[k % g->period]);
-      if (loaded[g->bodies[k % g->period]]++) continue;
       for (int i = 0; i < body->ninstrs; i++) {
         const gf_instr *in = &body->instrs[i];
         int asks_hook = 0;

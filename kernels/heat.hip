@@ -21,14 +21,13 @@ struct HeatScheme {
   T amplitude;
 
   /* As measured on an H100 (scripts/bench/fd-tiles.sh, f32, of the copy):
-   * the point tile at 2-D orders 2 and 4 (0.87 and 0.75 against the
-   * march's 0.77 and 0.72) and 3-D order 2 (0.65 against 0.58); the march
-   * elsewhere (2-D order 8 0.67 against 0.59, f64 2-D order 4 0.81 against
-   * 0.79). The shared-memory tile was no faster (2-D 0.72 against 0.74,
-   * 3-D order 8 0.46 against 0.51). */
+   * the register march (2-D 0.93, 0.91 and 0.87 at orders 2, 4 and 8
+   * against the point tile's 0.87, 0.75 and 0.59; 3-D 0.66 and 0.58 at
+   * orders 4 and 8), but the point tile at 3-D order 2 (0.65 against
+   * 0.62). The shared-memory tile was no faster (2-D 0.74 / 0.72 / 0.68,
+   * 3-D order 8 0.47). */
   static Tile tile(int ndim, int radius) {
-    const bool point = sizeof(T) == 4 && (ndim == 2 ? radius <= 2 : radius == 1);
-    return point ? kPointTile : kMarchTile;
+    return sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;
   }
 
   template <int NDIM, int R, typename At>

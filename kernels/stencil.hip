@@ -35,14 +35,12 @@ struct StencilScheme {
   uint32_t places; /* the places in0 has a tap at */
   T coef[kPlaces]; /* and their coefficients */
 
-  /* As measured on an H100 (scripts/bench/fd-tiles.sh, of the copy): the
-   * point tile at 2-D order 2 (0.74 against the march's 0.71), the march
-   * elsewhere (2-D order 4 0.75 against 0.71, 3-D order 2 0.59 against
-   * 0.49). The shared-memory tile was slower (order 8 2-D 0.55 against
-   * 0.63, 3-D 0.40 against 0.50). */
-  static Tile tile(int ndim, int radius) {
-    return ndim == 2 && radius == 1 ? kPointTile : kMarchTile;
-  }
+  /* The register march everywhere, as measured on an H100
+   * (scripts/bench/fd-tiles.sh, of the copy): 2-D order 2 0.90 against
+   * the point tile's 0.74, 3-D order 2 0.67 against 0.49; the
+   * shared-memory tile was slower (order 8 2-D 0.57 against 0.79, 3-D 0.41
+   * against 0.56). */
+  static Tile tile(int, int) { return kMarchTile; }
 
   template <int NDIM, int R, typename At>
   __device__ __forceinline__ T cell(At at, const T *p) const {

@@ -21,15 +21,13 @@ struct WaveScheme {
   T dt2, amplitude;
 
   /* As measured on an H100 (scripts/bench/fd-tiles.sh, of the copy): the
-   * point tile in 2-D up to order 4 (1.01 and 0.97 against the
-   * shared-memory tile's 0.92 and 0.91), in f64 2-D (order 4: 0.99 against
-   * the march's 0.87) and at 3-D order 2 (0.84 against 0.82); the
-   * shared-memory tile at f32 order 8 (2-D 0.87 against the point tile's
-   * 0.79, 3-D 0.73 against the march's 0.69); the march elsewhere (3-D
-   * order 4 0.80 against 0.76 and 0.62). */
+   * point tile in 2-D up to order 4 (1.01 and 0.97 against the register
+   * march's 0.98 and 0.97), the shared-memory tile at f32 order 8 (2-D
+   * 0.87 against the march's 0.80, 3-D 0.73 against 0.72), the march
+   * elsewhere (3-D orders 2 and 4 0.85 and 0.83 against the point tile's
+   * 0.84 and 0.62, f64 3-D order 8 0.71). */
   static Tile tile(int ndim, int radius) {
-    if ((ndim == 2 && (radius <= 2 || sizeof(T) == 8)) || (ndim == 3 && radius == 1))
-      return kPointTile;
+    if (ndim == 2 && radius <= 2) return kPointTile;
     return sizeof(T) == 4 && radius == 4 ? kPlaneTile : kMarchTile;
   }
 

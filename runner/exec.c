@@ -1711,7 +1711,8 @@ static gf_status replay_prepare_graphs(run *r) {
  * load_kernel), as a hand-written program launches its kernels once before
  * its timer: each launch of each body with the scalars of the first step
  * that runs the body. A launch that takes the step's scratch fields, or
- * whose scalars ask a hook that is not pure, loads at its first launch. */
+ * whose scalars ask a hook in a workflow with a hook that is not pure (as
+ * replay_prepare_graphs decides), loads at its first launch. */
 static void load_kernels(run *r) {
   gf_backend *b = r->b;
   if (!b->ops->load_kernel) return;

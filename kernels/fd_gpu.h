@@ -13,8 +13,8 @@
  * that is a multiple of V, 16-byte aligned fields), else one cell (V = 1).
  * On a 2-D or 3-D grid it marches down axis 0, the slowest, Shape's kMarch
  * cells (4 in 2-D, 8 at order 8 and in 3-D: short marches keep many
- * threads' loads in flight; marches of 32 ran at 0.67 to 0.75 of the copy
- * where these run at 0.87 to 0.95 in 2-D),
+ * threads' loads in flight; on an H100, heat and the stencil in 2-D ran at
+ * 0.64 to 0.76 of the copy with marches of 32 and at 0.79 to 0.95 with these),
  * and keeps the marched input's values along that axis in registers: a
  * queue of 2R + kSteps vectors, of which each batch of kSteps cells loads
  * kSteps, so a value along axis 0 is loaded once per march rather than
@@ -226,7 +226,7 @@ __device__ __forceinline__ T window(const Vec<T, V> *lo, const Vec<T, V> &own, c
 
 /* The hardware's vector of V T's, through which a whole Vec is stored in
  * one instruction: assigned as a struct, a Vec was stored one element at a
- * time (four 4-byte stores a thread where one 16-byte store does). */
+ * time in the PTX (four 4-byte stores a thread where one 16-byte store does). */
 template <typename T, int V>
 struct Native {
   typedef Vec<T, V> type;
@@ -531,9 +531,9 @@ struct Point<3> {
 /* 2-D and 3-D, a vector a thread: each thread loads its own vector's whole
  * neighbourhood (the 2R rows along axis 0 and, 3-D, axis 1 from L1 or L2,
  * where the block's other threads and its neighbours brought them), keeps
- * nothing and marches nowhere. Memory-level parallelism is what the march
- * trades away: on an H100, a plain kernel of the heat scheme, 2-D order 2,
- * ran at 0.995 of the copy where the march ran at 0.74 to 0.85. Threads: x
+ * nothing and marches nowhere, so every thread's loads are independent
+ * (on an H100, a plain kernel of the heat scheme, 2-D order 2, ran at 0.995
+ * of the copy where a march of 32 rows ran at 0.74). Threads: x
  * a vector along the last axis, y a row along axis 0 (2-D) or axis 1
  * (3-D), z a plane along axis 0 (3-D); grid-strided past the grid's
  * limits. Every cell computed is the box's, so no load needs clamping

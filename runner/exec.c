@@ -1076,9 +1076,6 @@ static gf_status check_resolve(run *r) {
   return GF_OK;
 }
 
-/* After step n: a `check:` block scans every `every` steps and waits for the
- * result at once; the default check scans every `every` steps and after the
- * last, and reads each result CHECK_LAG steps later (or at the end). */
 /* After step n, with the scans of step `pending` in flight (-1: none):
  * whether their result is read now (*resolve) and whether new scans are due
  * (*due). The loop (check_step) and the walk before it (replay_walk) ask. */
@@ -1088,6 +1085,9 @@ static void check_when(const run *r, int64_t n, int64_t pending, int *resolve, i
   *due = (n + 1) % check->every == 0 || (check->lagged && n + 1 == r->wf->steps);
 }
 
+/* After step n: a `check:` block scans every `every` steps and waits for the
+ * result at once; the default check scans every `every` steps and after the
+ * last, and reads each result CHECK_LAG steps later (or at the end). */
 static gf_status check_step(run *r, int64_t n) {
   const gf_check *check = &r->wf->check;
   int resolve, due;
@@ -1667,6 +1667,16 @@ static gf_status replay_walk(run *r, int capture, int *longest) {
   return st;
 }
 
+/* Whether a launch's scalars may be evaluated before the loop reaches its
+ * step: it asks no hook, or every hook of the workflow is pure (answered
+ * from gf_eval_prepare's table). */
+static int scalars_known_ahead(const gf_workflow *wf, const gf_instr *in) {
+  int asks_hook = 0, impure = 0;
+  for (int p = 0; p < in->nparams; p++) asks_hook |= gf_expr_calls_hook(in->params[p].expr);
+  for (int h = 0; asks_hook && h < wf->nhooks; h++) impure |= !wf->hooks[h].pure;
+  return !impure;
+}
+
 /* Before the loop's clock, where the steps' scalars are known ahead (no
  * launch asks an impure hook) and every step is compiled, without
  * checkpoints: a first walk (replay_walk) measures the runs. Where none
@@ -1683,13 +1693,11 @@ static gf_status replay_prepare_graphs(run *r) {
   replay *rp = &r->replay;
   const gf_workflow *wf = r->wf;
   if (!rp->on || wf->checkpoint_every || gf_program_end(r->program) < wf->steps) return GF_OK;
-  int impure = 0; /* a hook the walk may not call ahead of the loop */
-  for (int h = 0; h < wf->nhooks; h++) impure |= !wf->hooks[h].pure;
-  for (int i = 0; impure && i < gf_program_body_count(r->program); i++) {
+  for (int i = 0; i < gf_program_body_count(r->program); i++) {
     const gf_body *body = gf_program_body(r->program, i);
     for (int k = 0; k < body->ninstrs; k++)
-      for (int p = 0; body->instrs[k].kind == GF_I_LAUNCH && p < body->instrs[k].nparams; p++)
-        if (gf_expr_calls_hook(body->instrs[k].params[p].expr)) return GF_OK;
+      if (body->instrs[k].kind == GF_I_LAUNCH && !scalars_known_ahead(wf, &body->instrs[k]))
+        return GF_OK;
   }
   int64_t t0 = now_ns();
   int longest = 0;
@@ -1711,14 +1719,11 @@ static gf_status replay_prepare_graphs(run *r) {
  * load_kernel), as a hand-written program launches its kernels once before
  * its timer: each launch of each body with the scalars of the first step
  * that runs the body. A launch that takes the step's scratch fields, or
- * whose scalars ask a hook in a workflow with a hook that is not pure (as
- * replay_prepare_graphs decides), loads at its first launch. */
+ * whose scalars are not known ahead (scalars_known_ahead), loads at its
+ * first launch. */
 static void load_kernels(run *r) {
   gf_backend *b = r->b;
   if (!b->ops->load_kernel) return;
-  const gf_workflow *wf = r->wf;
-  int impure = 0; /* a hook the loop alone may call */
-  for (int h = 0; h < wf->nhooks; h++) impure |= !wf->hooks[h].pure;
   int nsegments;
   const gf_segment *segments = gf_program_segments(r->program, &nsegments);
   char *loaded = gf_calloc((size_t)gf_program_body_count(r->program) + 1, 1);
@@ -1733,10 +1738,7 @@ static void load_kernels(run *r) {
       const int64_t n = g->first + k;
       for (int i = 0; i < body->ninstrs; i++) {
         const gf_instr *in = &body->instrs[i];
-        int asks_hook = 0;
-        for (int p = 0; in->kind == GF_I_LAUNCH && p < in->nparams; p++)
-          asks_hook |= gf_expr_calls_hook(in->params[p].expr);
-        if (in->kind != GF_I_LAUNCH || in->ntemps || (impure && asks_hook)) continue;
+        if (in->kind != GF_I_LAUNCH || in->ntemps || !scalars_known_ahead(r->wf, in)) continue;
         if (set_params(r, in, n) == GF_OK) b->ops->load_kernel(b, in->kernel, in->args);
       }
     }

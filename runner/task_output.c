@@ -64,20 +64,6 @@ gf_status gf_output_add_file(loader *ld, gf_task *task, gf_file file, int *index
   return GF_OK;
 }
 
-/* A batched output (k = file->batch > 1): each instance copies its plane
- * into slot i % 2k of a device-side ring of two halves of k planes (a run
- * buffer, so the copy has fixed addresses and a captured graph may hold
- * it), and the instance that fills a half moves the half to a staging
- * buffer in one copy and hands the writer k planes. While one half is
- * copied out, the next k instances fill the other, so the copies into the
- * ring (and the kernels that wait for them) never wait for the copy out,
- * as a hand-written double-buffered loop does. The ring's copies may run on
- * several streams: each waits for the previous slot's copy (event 0) or, at
- * a half's first slot, for that half's previous copy out (event 1 + half).
- * The copy out runs on the plan's drain stream (schedule.h) after the
- * half's last copy in (event 0), beside the next half's copies in. A batch
- * still open at a checkpoint or at the end is flushed by the executor
- * (exec.c, from half (first instance / k) % 2). */
 /* A batch's copy out: the drain stream, after event 0 of the task where the
  * instance's own stream recorded it, copies `bytes` from `src` into a
  * staging buffer and records the buffer's event. */
@@ -129,6 +115,20 @@ static void emit_from_ring(gf_emitter *e, const gf_workflow *wf, int file, const
   write->batch = (int)count;
 }
 
+/* A batched output (k = file->batch > 1): each instance copies its plane
+ * into slot i % 2k of a device-side ring of two halves of k planes (a run
+ * buffer, so the copy has fixed addresses and a captured graph may hold
+ * it), and the instance that fills a half moves the half to a staging
+ * buffer in one copy and hands the writer k planes. While one half is
+ * copied out, the next k instances fill the other, so the copies into the
+ * ring (and the kernels that wait for them) never wait for the copy out,
+ * as a hand-written double-buffered loop does. The ring's copies may run on
+ * several streams: each waits for the previous slot's copy (event 0) or, at
+ * a half's first slot, for that half's previous copy out (event 1 + half).
+ * The copy out runs on the plan's drain stream (schedule.h) after the
+ * half's last copy in (event 0), beside the next half's copies in. A batch
+ * still open at a checkpoint or at the end is flushed by the executor
+ * (exec.c, from half (first instance / k) % 2). */
 void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_expr *plane) {
   const gf_file *f = &wf->files[file];
   size_t bytes = wf->fields[f->field].bytes; /* this process's block of the plane */
@@ -214,16 +214,6 @@ static int scan_use(const gf_task *task, const gf_ref *ref, int64_t steps, ring_
   return 1;
 }
 
-/* Whether the output of file `f` may read its batches from its field's ring
- * grown to hold them: every value the loop reads from the field must be the
- * same under the grown ring as under the declared one. That holds when
- * every task that writes the field runs at every step, every access's index
- * is n plus a constant, writes span fewer indices than the ring, no read is
- * a ring's length or more behind the newest write (it would see a newer
- * index's values), and each read's index is written before it: by a write
- * of a higher offset (an earlier step), or of the same offset by a task
- * issued before it. (Then the last write of a read's instance is of the
- * index it names, or there is none, under both rings.) */
 /* One access of a task to the field whose ring may grow, over the loop. */
 typedef struct field_access {
   int task;
@@ -252,6 +242,16 @@ static int scan_field(const gf_workflow *wf, const gf_file *f, field_access **ou
   return list ? count : -1;
 }
 
+/* Whether the output of file `f` may read its batches from its field's ring
+ * grown to hold them: every value the loop reads from the field must be the
+ * same under the grown ring as under the declared one. That holds when
+ * every task that writes the field runs at every step, every access's index
+ * is n plus a constant, writes span fewer indices than the ring, no read is
+ * a ring's length or more behind the newest write (it would see a newer
+ * index's values), and each read's index is written before it: by a write
+ * of a higher offset (an earlier step), or of the same offset by a task
+ * issued before it. (Then the last write of a read's instance is of the
+ * index it names, or there is none, under both rings.) */
 static int ring_is_growable(const gf_workflow *wf, const gf_file *f, const int *position,
                             ring_use *out) {
   const gf_field *field = &wf->fields[f->field];

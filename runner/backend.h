@@ -59,7 +59,11 @@
  *     work issued to its stream after it until the slot of its own region
  *     holds at least `value`, and that work then sees everything the
  *     signalling stream did before the signal, its puts included
- *                                         [contract_channel_put_signal_wait].
+ *                                         [contract_channel_put_signal_wait];
+ *     a take of packets holds the work after it until the peer's put of
+ *     packets in turn with it (its k-th take, the peer's k-th put) has come,
+ *     and that work sees the put's bytes in its destination, however the
+ *     two ends' streams run             [contract_channel_packets].
  * 15. (backends with graphs: graph_capture_begin set) between
  *     graph_capture_begin and graph_capture_end on a stream, the operations
  *     issued to it, and to every stream that waited for an event recorded on
@@ -172,8 +176,9 @@ typedef struct gf_scan_result {
  * bytes, sent to the peer as they are (through MPI, comm.c). */
 #define GF_CHANNEL_HANDLE_BYTES 192
 /* A backend's own handle uses at most these first bytes (gf_channel puts the
- * region's size before them in the handle it gives the peer). */
-#define GF_CHANNEL_BACKEND_HANDLE_BYTES (GF_CHANNEL_HANDLE_BYTES - 8)
+ * sizes of the inbox and of the packet area before them in the handle it
+ * gives the peer). */
+#define GF_CHANNEL_BACKEND_HANDLE_BYTES (GF_CHANNEL_HANDLE_BYTES - 16)
 typedef struct gf_channel_handle {
   _Alignas(8) unsigned char bytes[GF_CHANNEL_HANDLE_BYTES];
 } gf_channel_handle;
@@ -315,14 +320,28 @@ gf_status gf_backend_gpu_create(const gf_backend_options *options, gf_backend **
  * one launch instead of two, and the signal as soon as the bytes land; its
  * source must be memory the backend's kernels reach, and a slot's puts with
  * signal are issued on one stream. Slot values only grow: a sequence number
- * per use. The
- * backend must have channel_register (GF_INTERNAL with the reason in
+ * per use.
+ *
+ * Small messages go faster as packets (MSCCL++'s LL protocol): a put of
+ * packets writes data and flag together into the peer's packet area, and
+ * the peer's take of packets waits until every packet of its message has
+ * come and copies the data out: one kernel each side, no fence, no signal,
+ * no inbox copy. The area has two halves, used in turn, and a put may reuse
+ * a half only once the peer has taken what it held: so each end issues its
+ * puts and takes of packets on one stream, its k-th put after its (k-1)-th
+ * take (put, take, put, ... or take, put, take, ...; an exchange is a put
+ * and a take), as a symmetric exchange does; the peer's k-th take takes
+ * this end's k-th put.
+ *
+ * The backend must have channel_register (GF_INTERNAL with the reason in
  * b->error otherwise). */
 typedef struct gf_channel gf_channel;
 #define GF_CHANNEL_SLOTS 8
 
-/* Registers this end; `handle` is what the peer passes to connect. */
-gf_status gf_channel_create(gf_backend *b, size_t bytes, gf_channel **out,
+/* Registers this end with an inbox of `bytes` and a packet area for
+ * messages of up to `packet_bytes` (0: none); `handle` is what the peer
+ * passes to connect. */
+gf_status gf_channel_create(gf_backend *b, size_t bytes, size_t packet_bytes, gf_channel **out,
                             gf_channel_handle *handle);
 /* Opens the peer's end from its handle; gf_channel_peer_bytes: the size of its region. */
 gf_status gf_channel_connect(gf_channel *ch, const gf_channel_handle *peer);
@@ -341,6 +360,15 @@ gf_status gf_channel_put_signal(gf_channel *ch, gf_stream *s, size_t offset, con
 gf_status gf_channel_put_signal_wait(gf_channel *ch, gf_stream *s, size_t offset, const void *src,
                                      size_t bytes, int slot, uint64_t value, gf_tag tag);
 gf_status gf_channel_wait(gf_channel *ch, gf_stream *s, int slot, uint64_t value, gf_tag tag);
+/* Packets: `bytes` of `src` into the peer's area; `bytes` from one's own
+ * area into `dst`, once they have come; both in one kernel, the put first
+ * (the seed's bidirectional put of packets). Sizes may differ by side. */
+gf_status gf_channel_put_packets(gf_channel *ch, gf_stream *s, const void *src, size_t bytes,
+                                 gf_tag tag);
+gf_status gf_channel_take_packets(gf_channel *ch, gf_stream *s, void *dst, size_t bytes,
+                                  gf_tag tag);
+gf_status gf_channel_exchange_packets(gf_channel *ch, gf_stream *s, const void *src,
+                                      size_t put_bytes, void *dst, size_t take_bytes, gf_tag tag);
 /* Closes the peer's region and unregisters this end's; no queued work may
  * still use either. */
 void gf_channel_free(gf_channel *ch);

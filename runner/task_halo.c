@@ -14,7 +14,10 @@
  * backend instead (backend.h; ranks on one node), stream-ordered with no
  * host wait: pack, put into the neighbour's inbox and signal, wait for the
  * neighbour's signal, copy the inbox out and signal it may be reused,
- * unpack. Neither kind is
+ * unpack; or, as exchange.protocol chooses (by default for strips of up to
+ * PACKETS_MAX bytes), as packets: data and flags together, taken straight
+ * into the receive buffer, one kernel a side and none of the signals.
+ * Neither kind is
  * written in a workflow file; their accesses are the strips they read and
  * write, so the planner orders them like any task.
  */
@@ -143,15 +146,40 @@ static gf_status wait(gf_host_ctx *ctx, const gf_workflow *wf, int task, int64_t
  * end's inbox, READY the times it emptied the inbox this end puts into. */
 enum { DATA, READY };
 
+/* Under exchange.protocol auto, strips up to this size travel as packets:
+ * there one kernel a side beats the put with signal, the waits and the
+ * inbox's copy (channel.sh's table). */
+#define PACKETS_MAX ((size_t)1 << 20)
+
 /* An exchange task's channels, one per side with a neighbour: side s's end
  * is the inbox for recv[s]; its peer is the neighbour's end for the other
  * side, into which send[s] goes. `uses` counts the exchanges: the value of
- * each signal. */
+ * each signal. `packets`: the strips go as packets (strips_go_as_packets). */
 typedef struct halo_channels {
   const gf_halo_task *h;
   gf_channel *ch[2];
   uint64_t uses;
+  int packets;
 } halo_channels;
+
+/* A side's strip sizes in bytes. */
+static size_t strip_bytes(const gf_workflow *wf, const gf_halo_task *h, int side, int recv) {
+  return (size_t)cells_of(recv ? &h->recv[side] : &h->send[side]) *
+         gf_dtype_size(wf->fields[h->field].dtype);
+}
+
+/* Whether the task's strips go as packets: as exchange.protocol says; under
+ * auto, when every side's strip, both ways, is small. A neighbour's task
+ * for the same axis has the same strips (its send is this task's receive),
+ * so it decides alike. */
+static int strips_go_as_packets(const gf_workflow *wf, const gf_halo_task *h) {
+  if (wf->decomp.protocol != GF_PROTOCOL_AUTO) return wf->decomp.protocol == GF_PROTOCOL_PACKETS;
+  for (int side = 0; side < 2; side++)
+    if (h->peer[side] >= 0 &&
+        (strip_bytes(wf, h, side, 0) > PACKETS_MAX || strip_bytes(wf, h, side, 1) > PACKETS_MAX))
+      return 0;
+  return 1;
+}
 
 /* Sends `mine[side]` to the neighbour across each side and receives its
  * handle for the other side into `theirs[side]`, tagged as the strips are
@@ -196,16 +224,16 @@ static void channels_release(gf_host_ctx *ctx, int task, void *state) {
 static gf_status channels_open(gf_host_ctx *ctx, const gf_workflow *wf, int task, int64_t n,
                                const gf_halo_task *h, halo_channels **out) {
   gf_backend *b = gf_host_backend(ctx);
-  size_t elem = gf_dtype_size(wf->fields[h->field].dtype);
   halo_channels *hc = gf_calloc(1, sizeof *hc);
   gf_channel_handle mine[2], theirs[2];
   memset(mine, 0, sizeof mine);
   if (!hc) return gf_host_fail(ctx, task, n, "out of memory: opening the ghost-cell channels");
   hc->h = h;
+  hc->packets = strips_go_as_packets(wf, h);
   for (int side = 0; side < 2; side++) {
     if (h->peer[side] < 0) continue;
-    size_t bytes = (size_t)cells_of(&h->recv[side]) * elem;
-    if (gf_channel_create(b, bytes, &hc->ch[side], &mine[side]) != GF_OK) {
+    size_t bytes = strip_bytes(wf, h, side, 1);
+    if (gf_channel_create(b, bytes, hc->packets ? bytes : 0, &hc->ch[side], &mine[side]) != GF_OK) {
       channels_free(hc);
       return gf_host_fail(ctx, task, n, b->error);
     }
@@ -217,7 +245,7 @@ static gf_status channels_open(gf_host_ctx *ctx, const gf_workflow *wf, int task
   }
   for (int side = 0; side < 2; side++) {
     if (h->peer[side] < 0) continue;
-    size_t send = (size_t)cells_of(&h->send[side]) * elem;
+    size_t send = strip_bytes(wf, h, side, 0);
     gf_status st = gf_channel_connect(hc->ch[side], &theirs[side]);
     if (st == GF_OK && gf_channel_peer_bytes(hc->ch[side]) != send)
       snprintf(b->error, sizeof b->error,
@@ -245,6 +273,26 @@ static gf_status channels_prepare(gf_host_ctx *ctx, const gf_workflow *wf, int t
   return hc ? GF_OK : channels_open(ctx, wf, task, n, data, &hc);
 }
 
+/* The exchange as packets: every side's put before any take, the last
+ * side's put and take one kernel; so each end's puts and takes alternate
+ * on the task's stream across exchanges (backend.h), and no rank's take
+ * waits for a neighbour's that waits in turn. */
+static gf_status packets_exchange(const gf_workflow *wf, const gf_halo_task *h, halo_channels *hc,
+                                  gf_stream *s, gf_tag tag, unsigned char *send,
+                                  unsigned char *recv) {
+  int last = hc->ch[1] ? 1 : 0;
+  gf_status st = GF_OK;
+  if (last == 1 && hc->ch[0])
+    st = gf_channel_put_packets(hc->ch[0], s, send, strip_bytes(wf, h, 0, 0), tag);
+  if (st == GF_OK && hc->ch[last])
+    st = gf_channel_exchange_packets(
+        hc->ch[last], s, send + (last ? strip_bytes(wf, h, 0, 0) : 0), strip_bytes(wf, h, last, 0),
+        recv + (last ? strip_bytes(wf, h, 0, 1) : 0), strip_bytes(wf, h, last, 1), tag);
+  if (st == GF_OK && last == 1 && hc->ch[0])
+    st = gf_channel_take_packets(hc->ch[0], s, recv, strip_bytes(wf, h, 0, 1), tag);
+  return st;
+}
+
 /* Issues the exchange on the task's stream, after its pack and before its
  * unpack: every put and signal before any wait for the neighbours', so no
  * two ranks wait for each other. */
@@ -258,10 +306,12 @@ static gf_status channel_exchange(gf_host_ctx *ctx, const gf_workflow *wf, int t
   gf_stream *s = gf_host_stream(ctx, &stream);
   gf_tag tag = {task, n, stream};
   unsigned char *send = gf_host_buffer(ctx, task, SEND), *recv = gf_host_buffer(ctx, task, RECV);
-  size_t elem = gf_dtype_size(wf->fields[h->field].dtype), send_at[2], recv_at[2];
-  send_at[0] = recv_at[0] = 0;
-  send_at[1] = (size_t)cells_of(&h->send[0]) * elem;
-  recv_at[1] = (size_t)cells_of(&h->recv[0]) * elem;
+  if (hc->packets) {
+    gf_status st = packets_exchange(wf, h, hc, s, tag, send, recv);
+    return st == GF_OK ? GF_OK : gf_host_fail(ctx, task, n, b->error);
+  }
+  const size_t send_at[2] = {0, strip_bytes(wf, h, 0, 0)},
+               recv_at[2] = {0, strip_bytes(wf, h, 0, 1)};
   uint64_t use = ++hc->uses;
   gf_status st = GF_OK;
   /* The neighbour has copied out what this end put last time. */
@@ -270,14 +320,14 @@ static gf_status channel_exchange(gf_host_ctx *ctx, const gf_workflow *wf, int t
   for (int side = 0; side < 2 && st == GF_OK; side++) {
     if (!hc->ch[side]) continue;
     st = gf_channel_put_signal(hc->ch[side], s, 0, send + send_at[side],
-                               (size_t)cells_of(&h->send[side]) * elem, DATA, use, tag);
+                               strip_bytes(wf, h, side, 0), DATA, use, tag);
   }
   for (int side = 0; side < 2 && st == GF_OK; side++) {
     if (!hc->ch[side]) continue;
     st = gf_channel_wait(hc->ch[side], s, DATA, use, tag);
     if (st == GF_OK)
       st = b->ops->copy_async(b, s, recv + recv_at[side], gf_channel_inbox(hc->ch[side]),
-                              (size_t)cells_of(&h->recv[side]) * elem, tag);
+                              strip_bytes(wf, h, side, 1), tag);
     if (st == GF_OK) st = gf_channel_signal(hc->ch[side], s, READY, use, tag);
   }
   return st == GF_OK ? GF_OK : gf_host_fail(ctx, task, n, b->error);

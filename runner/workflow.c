@@ -1671,17 +1671,34 @@ static gf_status load_exchange_transport(loader *ld, yaml_node_t *key, yaml_node
   return get_choice(ld, value, "transport", gf_transport_names, 2, &ld->wf->decomp.transport);
 }
 
+const char *const gf_protocol_names[3] = {"auto", "packets", "signals"};
+
+static gf_status load_exchange_protocol(loader *ld, yaml_node_t *key, yaml_node_t *value,
+                                        void *target) {
+  (void)key, (void)target;
+  ld->wf->decomp.protocol_loc = gf_load_loc(ld, value);
+  return get_choice(ld, value, "protocol", gf_protocol_names, 3, &ld->wf->decomp.protocol);
+}
+
 static const gf_key_spec exchange_keys[] = {
     {"corners", 0, load_exchange_corners},
     {"overlap", 0, load_exchange_overlap},
     {"transport", 0, load_exchange_transport},
+    {"protocol", 0, load_exchange_protocol},
 };
 
 static gf_status load_exchange(loader *ld, yaml_node_t *key, yaml_node_t *value, void *target) {
   (void)key, (void)target;
-  ld->wf->decomp.exchange_loc = gf_load_loc(ld, value);
-  return gf_load_mapping(ld, value, "exchange", exchange_keys, COUNT_OF(exchange_keys), NULL, NULL,
-                         NULL);
+  gf_decomposition *dc = &ld->wf->decomp;
+  dc->exchange_loc = gf_load_loc(ld, value);
+  gf_status status = gf_load_mapping(ld, value, "exchange", exchange_keys, COUNT_OF(exchange_keys),
+                                     NULL, NULL, NULL);
+  if (status == GF_OK && dc->protocol != GF_PROTOCOL_AUTO && dc->transport != GF_TRANSPORT_CHANNEL)
+    return gf_diag_at(ld->diag, dc->protocol_loc, GF_INVALID,
+                      "exchange.protocol %s is how strips travel through a channel; this "
+                      "exchange's transport is %s (add transport: channel, or drop protocol)",
+                      gf_protocol_names[dc->protocol], gf_transport_names[dc->transport]);
+  return status;
 }
 
 /* In the order they load: each may use what the ones above it defined. */

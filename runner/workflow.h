@@ -152,6 +152,14 @@ typedef enum gf_transport {
 } gf_transport;
 extern const char *const gf_transport_names[2];
 
+/* `exchange.protocol`: how strips travel through a channel (task_halo.c). */
+typedef enum gf_protocol {
+  GF_PROTOCOL_AUTO,    /* packets for small strips, else signals */
+  GF_PROTOCOL_PACKETS, /* data beside flags, taken straight out: one kernel a side */
+  GF_PROTOCOL_SIGNALS, /* a put with signal into the inbox, a wait, the inbox copied out */
+} gf_protocol;
+extern const char *const gf_protocol_names[3];
+
 /* How the grid is split over the processes of an MPI run (decompose.h), and
  * how their ghost cells are exchanged. Loaded from `decomposition:` and
  * `exchange:`; the block this process holds is filled in by gf_decompose. */
@@ -163,6 +171,8 @@ typedef struct gf_decomposition {
   int overlap;   /* exchange.overlap: interior work runs while ghost cells travel */
   int transport; /* exchange.transport: GF_TRANSPORT_MPI or _CHANNEL (task_halo.c) */
   gf_loc transport_loc;
+  int protocol; /* exchange.protocol: a gf_protocol, for transport channel */
+  gf_loc protocol_loc;
   gf_loc exchange_loc;
   /* gf_decompose: this process's block. The grid's interior (cells at
    * least `halo` from its edges) is split along each axis as the seed

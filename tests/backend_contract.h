@@ -854,11 +854,12 @@ static void contract_event_query(const contract_ctx *c) {
 
 /* Two ends of a channel in this process (another process's: mpi.sh and
  * check.sh's runs with `exchange: {transport: channel}`). */
-static int contract_channel_pair(gf_backend *b, size_t bytes, gf_channel *ends[2]) {
+static int contract_channel_pair(gf_backend *b, size_t bytes, size_t packet_bytes,
+                                 gf_channel *ends[2]) {
   gf_channel_handle h[2];
   ends[0] = ends[1] = NULL;
   for (int i = 0; i < 2; i++) {
-    gf_status st = gf_channel_create(b, bytes, &ends[i], &h[i]);
+    gf_status st = gf_channel_create(b, bytes, packet_bytes, &ends[i], &h[i]);
     CHECK_INT(st, GF_OK);
     if (st != GF_OK) {
       fprintf(stderr, "  contract: registering a channel's memory: %s\n", b->error);
@@ -895,7 +896,7 @@ static void contract_channel_memory(const contract_ctx *c) {
   uint32_t *in = NULL, *out = NULL;
   CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&in), GF_OK);
   CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&out), GF_OK);
-  if (contract_channel_pair(b, bytes, ch) && in && out) {
+  if (contract_channel_pair(b, bytes, 0, ch) && in && out) {
     memset(out, 0xff, bytes);
     CHECK_INT(b->ops->copy_async(b, s, out, gf_channel_inbox(ch[0]), bytes, contract_no_tag),
               GF_OK);
@@ -960,7 +961,7 @@ static void contract_channel_put_signal_wait(const contract_ctx *c) {
   unsigned char *out = NULL;
   CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w.bytes, NULL, (void **)&out), GF_OK);
   gf_channel *ch[2];
-  if (out && contract_channel_pair(b, 3 * w.bytes, ch)) {
+  if (out && contract_channel_pair(b, 3 * w.bytes, 0, ch)) {
     /* Rounds 1 to 3 put and then signal; 4 and 5 put with signal, each
      * field with its own signal on slot 3, the wait for the last one. */
     for (int round = 1; round <= 5; round++) {
@@ -1013,6 +1014,92 @@ static void contract_channel_put_signal_wait(const contract_ctx *c) {
   gf_channel_free(ch[0]);
   gf_channel_free(ch[1]);
   b->ops->free(b, GF_SPACE_PINNED, out, NULL);
+  contract_wave_close(b, &w);
+  b->ops->destroy(b);
+}
+
+/* ---- rule 14: packets ------------------------------------------------ */
+
+/* Stream A runs the slow chain and exchanges packets with stream B: A puts
+ * each ring field and takes B's 13 bytes, B takes the field and puts its
+ * bytes, B's operations issued at once, while A's chain still runs. Rounds
+ * alternate an exchange in one kernel with a put and a take in two (B takes
+ * first there), so the areas' halves are used in turn across kernels of
+ * both kinds; B's bytes go from an odd address to an odd address, the last
+ * packet partly filled. */
+static void contract_channel_packets(const contract_ctx *c) {
+  gf_backend *b = c->open(0);
+  if (!b->ops->channel_register) {
+    b->ops->destroy(b);
+    return;
+  }
+  enum { TOKEN = 13 };
+  gf_stream *a = NULL, *s = NULL;
+  contract_wave w;
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &a), GF_OK);
+  CHECK_INT(b->ops->stream_create(b, GF_STREAM_NORMAL, &s), GF_OK);
+  if (!contract_wave_open(b, c->n, &w)) return;
+  unsigned char *out = NULL, *got = NULL, *token = NULL, *token_in = NULL, *token_out = NULL;
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 3 * w.bytes, NULL, (void **)&out), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, 3 * w.bytes, NULL, (void **)&got), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_PINNED, 64, NULL, (void **)&token), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, 64, NULL, (void **)&token_in), GF_OK);
+  CHECK_INT(b->ops->alloc(b, GF_SPACE_DEVICE, 64, NULL, (void **)&token_out), GF_OK);
+  gf_channel *ch[2];
+  if (out && got && token && token_in && token_out && contract_channel_pair(b, 64, w.bytes, ch)) {
+    for (int round = 1; round <= 4; round++) {
+      int fused = round % 2;
+      memset(out, 0, 3 * w.bytes);
+      contract_wave_reset(b, a, &w);
+      contract_wave_chain(b, a, &w, c->steps);
+      for (int i = 0; i < 64; i++) token[i] = (unsigned char)(round * 37 + i);
+      CHECK_INT(b->ops->copy_async(b, s, token_in, token, 64, contract_no_tag), GF_OK);
+      CHECK_INT(b->ops->copy_async(b, s, token_out, w.zeros, 64, contract_no_tag), GF_OK);
+      CHECK_INT(b->ops->copy_async(b, s, got, out, 3 * w.bytes, contract_no_tag), GF_OK);
+      for (int i = 0; i < 3; i++) {
+        unsigned char *field = got + i * w.bytes;
+        if (fused) {
+          CHECK_INT(gf_channel_exchange_packets(ch[0], a, w.f[i], w.bytes, token_out + 1, TOKEN,
+                                                contract_no_tag),
+                    GF_OK);
+          CHECK_INT(gf_channel_exchange_packets(ch[1], s, token_in + 3, TOKEN, field, w.bytes,
+                                                contract_no_tag),
+                    GF_OK);
+        } else {
+          CHECK_INT(gf_channel_put_packets(ch[0], a, w.f[i], w.bytes, contract_no_tag), GF_OK);
+          CHECK_INT(gf_channel_take_packets(ch[0], a, token_out + 1, TOKEN, contract_no_tag),
+                    GF_OK);
+          CHECK_INT(gf_channel_take_packets(ch[1], s, field, w.bytes, contract_no_tag), GF_OK);
+          CHECK_INT(gf_channel_put_packets(ch[1], s, token_in + 3, TOKEN, contract_no_tag), GF_OK);
+        }
+      }
+      CHECK_INT(b->ops->copy_async(b, s, out, got, 3 * w.bytes, contract_no_tag), GF_OK);
+      CHECK_INT(b->ops->stream_synchronize(b, s), GF_OK);
+      char what[80];
+      snprintf(what, sizeof what, "B's fields taken as packets from A, round %d", round);
+      contract_expect_ref(c, out, what);
+      unsigned char back[64];
+      CHECK_INT(b->ops->copy_async(b, a, back, token_out, 64, contract_no_tag), GF_OK);
+      CHECK_INT(b->ops->stream_synchronize(b, a), GF_OK);
+      int token_ok = back[0] == 0 && back[TOKEN + 1] == 0;
+      for (int i = 0; i < TOKEN; i++) token_ok &= back[1 + i] == token[3 + i];
+      if (!token_ok)
+        fprintf(stderr, "  contract %s: A's 13 bytes taken from B, round %d, differ\n", c->label,
+                round);
+      CHECK(token_ok);
+      CHECK_INT(b->ops->synchronize(b), GF_OK);
+    }
+    b->error[0] = '\0';
+    CHECK_INT(gf_channel_put_packets(ch[0], a, w.f[0], w.bytes + 1, contract_no_tag), GF_INTERNAL);
+    CHECK(strstr(b->error, "packet area holds messages of up to") != NULL);
+  }
+  gf_channel_free(ch[0]);
+  gf_channel_free(ch[1]);
+  b->ops->free(b, GF_SPACE_PINNED, out, NULL);
+  b->ops->free(b, GF_SPACE_DEVICE, got, NULL);
+  b->ops->free(b, GF_SPACE_PINNED, token, NULL);
+  b->ops->free(b, GF_SPACE_DEVICE, token_in, NULL);
+  b->ops->free(b, GF_SPACE_DEVICE, token_out, NULL);
   contract_wave_close(b, &w);
   b->ops->destroy(b);
 }
@@ -1169,6 +1256,7 @@ static int gf_contract_run(gf_contract_open open, const char *label) {
   CONTRACT_RUN(contract_event_query, &ctx);
   CONTRACT_RUN(contract_channel_memory, &ctx);
   CONTRACT_RUN(contract_channel_put_signal_wait, &ctx);
+  CONTRACT_RUN(contract_channel_packets, &ctx);
   CONTRACT_RUN(contract_graph_replay, &ctx);
   printf("  contract %s: %d of 15 rules broken\n", label, failed);
   free(ctx.ref);

@@ -513,7 +513,7 @@ static void channel_side(int in, int out, uint32_t mine, uint32_t theirs, int *o
   *ok = b && b->ops->stream_create(b, GF_STREAM_NORMAL, &s) == GF_OK &&
         b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&src) == GF_OK &&
         b->ops->alloc(b, GF_SPACE_PINNED, bytes, NULL, (void **)&dst) == GF_OK &&
-        gf_channel_create(b, bytes, &ch, &h) == GF_OK &&
+        gf_channel_create(b, bytes, 0, &ch, &h) == GF_OK &&
         write(out, &h, sizeof h) == (ssize_t)sizeof h &&
         read(in, &peer, sizeof peer) == (ssize_t)sizeof peer &&
         gf_channel_connect(ch, &peer) == GF_OK;

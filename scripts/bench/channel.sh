@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # channel.sh - issue 13's memory channel (backend.h, MSCCL++'s MemoryChannel,
-# seed 004): the seed's bidirectional copy table at 1 KiB, 1 MiB and 128 MiB,
+# seed 004): the seed's bidirectional copy table at 1 KiB, 1 MiB and 128 MiB (and 64
+# and 256 KiB, where packets give way to the put with signal),
 # BW = bytes / (time per iteration), through gflow's channel (each iteration
 # a put, a signal and a wait, or a put with signal and a wait) and, side by
 # side, through hipMemcpyPeerAsync into the other rank's memory (GPU) or an

@@ -9,6 +9,10 @@
  *                 signal), gf_channel_wait: two operations
  *   one kernel    gf_channel_put_signal_wait: the put, the signal and the
  *                 wait in one kernel, the seed's loop
+ *   packets       gf_channel_exchange_packets: one kernel that puts this
+ *                 rank's bytes as packets (data beside flags) into the
+ *                 other's packet area and takes the other's from its own
+ *                 (the seed's put of packets; messages up to 1 MiB)
  *   copy, met     GPU: the plain way to the handshake: a peer copy, its
  *                 stream synchronised and an MPI barrier, each iteration
  *   peer copy     GPU: hipMemcpyPeerAsync into the other rank's memory
@@ -75,17 +79,19 @@ typedef struct bench {
   gf_stream *s;
   int gpu, device, peer_device;
   void *src;                /* `max` bytes this rank sends */
+  void *dst;                /* PACKET_MAX bytes: where packets are taken to */
   gf_channel *ch;           /* inbox of `max` bytes */
   uint64_t signals;         /* the slot's value so far */
   gf_channel_handle peer_h; /* the peer-copy target: the other rank's registered region */
   gf_channel_handle mine_h;
   void *mine, *remote;
-  void *host; /* CPU baseline: the receive buffer */
+  void *host; /* the pattern sent (copied to src); then the CPU baseline receives into it */
 } bench;
 
-enum { PUT_SIGNAL_WAIT, PUT_WITH_SIGNAL, ONE_KERNEL, PEER_COPY, PEER_MET, VARIANTS };
+enum { PUT_SIGNAL_WAIT, PUT_WITH_SIGNAL, ONE_KERNEL, PACKETS, PEER_COPY, PEER_MET, VARIANTS };
 static const char *const variant_names[VARIANTS] = {"put, signal", "put+signal", "one kernel",
-                                                    "peer copy", "copy, met"};
+                                                    "packets",     "peer copy",  "copy, met"};
+#define PACKET_MAX ((size_t)1 << 20)
 
 /* One channel iteration on the bench's stream. */
 static gf_status channel_iteration(bench *x, int variant, size_t bytes) {
@@ -101,6 +107,8 @@ static gf_status channel_iteration(bench *x, int variant, size_t bytes) {
       gf_status st = gf_channel_put_signal(x->ch, x->s, 0, x->src, bytes, 0, v, tag);
       return st == GF_OK ? gf_channel_wait(x->ch, x->s, 0, v, tag) : st;
     }
+    case PACKETS:
+      return gf_channel_exchange_packets(x->ch, x->s, x->src, bytes, x->dst, bytes, tag);
     default:
       return gf_channel_put_signal_wait(x->ch, x->s, 0, x->src, bytes, 0, v, tag);
   }
@@ -210,8 +218,33 @@ static double run_peer_met(bench *x, size_t bytes, int iters) {
   return (now_s() - t0) / iters;
 }
 
+/* Byte i of what `rank` sends. */
+static unsigned char pattern(int rank, size_t i) {
+  return (unsigned char)(i * 7 + (size_t)rank * 131 + i / 251);
+}
+
+/* The packets' bytes, as the last iteration took them: the other rank's. */
+static void check_packets(bench *x, size_t bytes) {
+  gf_backend *b = x->b;
+  unsigned char *got = malloc(bytes);
+  if (!got) die(x->comm, "checking the packets", "out of memory");
+  if (b->ops->copy_async(b, x->s, got, x->dst, bytes, (gf_tag){-1, -1, -1}) != GF_OK ||
+      b->ops->stream_synchronize(b, x->s) != GF_OK)
+    die(x->comm, "checking the packets", b->error);
+  int peer = 1 - gf_comm_rank(x->comm);
+  for (size_t i = 0; i < bytes; i++)
+    if (got[i] != pattern(peer, i)) {
+      char why[160];
+      snprintf(why, sizeof why, "byte %zu of %zu is %u, the other rank sent %u", i, bytes, got[i],
+               pattern(peer, i));
+      die(x->comm, "the packets taken", why);
+    }
+  free(got);
+}
+
 static double run_variant(bench *x, int variant, size_t bytes, int iters, int graph) {
   if (variant == PEER_MET) return x->gpu ? run_peer_met(x, bytes, iters) : NAN;
+  if (variant == PACKETS && bytes > PACKET_MAX) return NAN;
   return variant == PEER_COPY ? run_baseline(x, bytes, iters, graph)
                               : run_channel(x, variant, bytes, iters, graph);
 }
@@ -257,17 +290,26 @@ int main(int argc, char **argv) {
   if (graph && (!x.gpu || !x.b->graphs))
     die(comm, "--graph", "graphs need the GPU backend, built with them");
   if (gf_comm_batch_create(2, &x.batch) != GF_OK) die(comm, "batch", "out of memory");
-  const size_t sizes[] = {1024, (size_t)1 << 20, (size_t)128 << 20};
-  const int iters[] = {2000, 500, 20};
-  const size_t max = sizes[2];
+  /* The seed's three sizes, and two between where packets give way to the
+   * put with signal (exchange.protocol auto's threshold). */
+  enum { SIZES = 5 };
+  const size_t sizes[SIZES] = {1024, 64 << 10, 256 << 10, 1 << 20, (size_t)128 << 20};
+  const int iters[SIZES] = {2000, 1000, 1000, 500, 20};
+  const size_t max = sizes[SIZES - 1];
   gf_backend *b = x.b;
   if (b->ops->stream_create(b, GF_STREAM_NORMAL, &x.s) != GF_OK ||
-      b->ops->alloc(b, GF_SPACE_DEVICE, max, NULL, &x.src) != GF_OK)
+      b->ops->alloc(b, GF_SPACE_DEVICE, max, NULL, &x.src) != GF_OK ||
+      b->ops->alloc(b, GF_SPACE_DEVICE, PACKET_MAX, NULL, &x.dst) != GF_OK)
     die(comm, "setting up", b->error);
-  if (!x.gpu && !(x.host = malloc(max))) die(comm, "setting up", "out of memory");
+  if (!(x.host = malloc(max))) die(comm, "setting up", "out of memory");
+  for (size_t i = 0; i < max; i++) ((unsigned char *)x.host)[i] = pattern(rank, i);
+  if (b->ops->copy_async(b, x.s, x.src, x.host, max, (gf_tag){-1, -1, -1}) != GF_OK ||
+      b->ops->stream_synchronize(b, x.s) != GF_OK)
+    die(comm, "setting up", b->error);
   /* The channel: each rank's inbox, handles swapped through MPI. */
   gf_channel_handle mine, theirs;
-  if (gf_channel_create(b, max, &x.ch, &mine) != GF_OK) die(comm, "registering", b->error);
+  if (gf_channel_create(b, max, PACKET_MAX, &x.ch, &mine) != GF_OK)
+    die(comm, "registering", b->error);
   swap(comm, x.batch, &mine, &theirs, sizeof mine);
   if (gf_channel_connect(x.ch, &theirs) != GF_OK) die(comm, "opening the peer's inbox", b->error);
   /* The peer copy's target: another registered region, opened by the other rank. */
@@ -289,7 +331,7 @@ int main(int argc, char **argv) {
     for (int v = 0; v < VARIANTS; v++) printf(" %13s ms %8s", variant_names[v], "GB/s");
     printf(" %10s\n", "ratio");
   }
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < SIZES; k++) {
     int n = (int)(iters[k] * scale) > 2 ? (int)(iters[k] * scale) : 2;
     double best[VARIANTS];
     for (int v = 0; v < VARIANTS; v++) {
@@ -298,7 +340,10 @@ int main(int argc, char **argv) {
     }
     for (int r = 0; r < repeat; r++) {
       double t[VARIANTS];
-      for (int v = 0; v < VARIANTS; v++) t[v] = run_variant(&x, v, sizes[k], n, graph);
+      for (int v = 0; v < VARIANTS; v++) {
+        t[v] = run_variant(&x, v, sizes[k], n, graph);
+        if (v == PACKETS && sizes[k] <= PACKET_MAX) check_packets(&x, sizes[k]);
+      }
       gf_comm_max(comm, t, VARIANTS); /* the slower rank's */
       for (int v = 0; v < VARIANTS; v++)
         if (t[v] < best[v]) best[v] = t[v];
@@ -310,20 +355,22 @@ int main(int argc, char **argv) {
           printf(" %16.4f %8.2f", best[v] * 1e3, (double)sizes[k] / best[v] / 1e9);
         else
           printf(" %16s %8s", "-", "-"); /* not on this backend */
-      printf(" %10.3f\n", best[PEER_COPY] / best[ONE_KERNEL]);
+      double channel = best[PACKETS] < best[ONE_KERNEL] ? best[PACKETS] : best[ONE_KERNEL];
+      printf(" %10.3f\n", best[PEER_COPY] / channel);
     }
   }
   if (rank == 0)
     printf(
         "peer copy: %s back to back; copy, met: each a peer copy, its stream synchronised and "
-        "an MPI barrier (GPU; issued one by one in both tables); ratio: one kernel's BW over "
-        "the peer copy's\n",
+        "an MPI barrier (GPU; issued one by one in both tables); ratio: the faster of one "
+        "kernel and packets, its BW over the peer copy's\n",
         base);
   gf_comm_barrier(comm); /* no rank still writes into another's memory */
   if (x.remote) b->ops->channel_close(b, &x.peer_h, x.remote);
   if (x.mine) b->ops->channel_unregister(b, &x.mine_h, x.mine);
   gf_channel_free(x.ch);
   b->ops->free(b, GF_SPACE_DEVICE, x.src, NULL);
+  b->ops->free(b, GF_SPACE_DEVICE, x.dst, NULL);
   free(x.host);
   b->ops->stream_destroy(b, x.s);
   b->ops->destroy(b);

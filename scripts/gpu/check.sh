@@ -15,8 +15,8 @@
 #      temporaries (wave2d_scratch.yaml) write wave2d.yaml's bits;
 #   6. faults: out of memory, a device that does not exist;
 #   7. MPI: 2 and 4 ranks sharing the GPU, ghost cells through MPI and through
-#      channels (exchange.transport: channel, IPC on one device), bit-identical
-#      to one rank.
+#      channels (exchange.transport: channel, IPC on one device; as packets
+#      and with signals), bit-identical to one rank.
 # After 2, batched snapshot IO: the seed under every schedule and batch (and
 # hdf5, with h5dump) bit-identical to a copy per plane; in 4, the staging
 # budget of 8192^2 planes.
@@ -219,16 +219,19 @@ if section mpi "MPI: ranks sharing the GPU, bit-identical to one rank"; then
         expect_exit 0 "$wf on $np ranks" -- mpirun -np "$np" "$gflow" run "$wf" --backend gpu --quiet \
           --out "$dir" "$@" --set decomposition=auto
         cmp -s "$one/$file" "$dir/$file" && pass || fail "$wf on $np ranks differs from one rank"
-        # The ghost cells through channels (IPC memory of the one GPU, signal
-        # and wait kernels): the same bits. A wait that never ends is a timeout.
-        rm -rf "$dir-chan"
-        expect_exit 0 "$wf on $np ranks, transport channel" -- timeout 300 mpirun -np "$np" "$gflow" \
-          run "$wf" --backend gpu --quiet --out "$dir-chan" "$@" --set decomposition=auto \
-          --set exchange.transport=channel
-        cmp -s "$one/$file" "$dir-chan/$file" && pass ||
-          fail "$wf on $np ranks over channels differs from one rank"
+        # The ghost cells through channels (IPC memory of the GPUs), as
+        # packets (auto, for these strips) and with signals: the same bits. A
+        # wait that never ends is a timeout.
+        for protocol in auto signals; do
+          rm -rf "$dir-chan"
+          expect_exit 0 "$wf on $np ranks, transport channel, $protocol" -- timeout 300 mpirun \
+            -np "$np" "$gflow" run "$wf" --backend gpu --quiet --out "$dir-chan" "$@" \
+            --set decomposition=auto --set exchange.transport=channel --set exchange.protocol=$protocol
+          cmp -s "$one/$file" "$dir-chan/$file" && pass ||
+            fail "$wf on $np ranks over channels ($protocol) differs from one rank"
+        done
       done
-      echo "   $wf $*: 2 and 4 ranks on the GPU, transport mpi and channel, same bits as one rank"
+      echo "   $wf $*: 2 and 4 ranks on the GPU, transport mpi and channel (packets, signals), same bits as one rank"
     done
   else
     echo "   mpirun not found: skipped"

@@ -149,6 +149,17 @@ for np in 2 4; do
     --out "$tmp/chan-periodic-$np" --set grid.boundary=periodic "${chan[@]}"
   same "periodic over channels, $np ranks" "$tmp/chan-periodic-$np" "$tmp/one-periodic/x.dat"
 done
+# the strips here are small, so auto sends them as packets; signals (a put
+# with signal into the inbox, waits, the inbox copied out) gives the same bits
+for np in 2 4; do
+  expect_exit 0 "blur over channels on $np ranks, protocol signals" -- mpi $np run $blur --quiet \
+    --out "$tmp/chan-signals-$np" "${chan[@]}" --set exchange.protocol=signals
+  same "blur over channels with signals, $np ranks" "$tmp/chan-signals-$np" "$tmp/one-copy/x.dat"
+done
+expect_exit 0 "periodic over channels on 2 ranks, protocol signals" -- mpi 2 run $blur --quiet \
+  --out "$tmp/chan-periodic-signals" --set grid.boundary=periodic "${chan[@]}" \
+  --set exchange.protocol=signals
+same "periodic over channels with signals, 2 ranks" "$tmp/chan-periodic-signals" "$tmp/one-periodic/x.dat"
 expect_exit 0 "channels, [1, 2] periodic" -- mpi 2 run $blur --quiet --out "$tmp/chan-periodic-12" \
   --set grid.boundary=periodic --set 'decomposition=[1,2]' "${chan[@]}"
 same "channels, decomposition [1, 2] periodic (a rank's channel to itself)" \

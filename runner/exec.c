@@ -32,9 +32,9 @@
  * busy; little enough that a stop (a signal, the check) drains in moments
  * rather than after the hundreds of steps the stream queues would hold. */
 #define FENCE_STEPS 16
-/* Under graph replay a fence ends a graph: a longer stretch between fences
- * makes fewer, longer graphs (each launch costs the device a few us), and
- * the lead is still a few launches. */
+/* Under graph replay on a GPU a fence ends a graph: a longer stretch between
+ * fences makes fewer, longer graphs (each launch costs the device a few us),
+ * and the lead is still a few launches (replay_prepare). */
 #define FENCE_STEPS_REPLAY 128
 
 struct gf_host_ctx {
@@ -185,7 +185,7 @@ typedef struct run {
                                     in the file (or, restarted, are the first run's) */
   int64_t *batch_planes;         /* scratch for a batch's planes and steps: 2 x the largest */
   replay replay;                 /* schedule: graph */
-  int64_t fence_steps;           /* FENCE_STEPS, or FENCE_STEPS_REPLAY under replay */
+  int64_t fence_steps;           /* FENCE_STEPS, or FENCE_STEPS_REPLAY under replay on a GPU */
 } run;
 
 static int64_t now_ns(void) {
@@ -597,7 +597,12 @@ static gf_status replay_prepare(run *r, const gf_run_options *options) {
       (b->ops->event_create(b, &rp->fork) != GF_OK || b->ops->event_create(b, &rp->done) != GF_OK))
     st = replay_fail(r, "creating an event");
   rp->on = st == GF_OK;
-  if (rp->on) r->fence_steps = FENCE_STEPS_REPLAY;
+  /* Where the device is the host (the CPU backend), a graph's launch issues
+   * its queue entries one by one, as events does: a longer graph saves
+   * nothing there, and the longer lead only lets the host take staging
+   * buffers further ahead (each batch in flight holds one, whose pages are
+   * faulted in at first use) and queue more work to contend for the cores. */
+  if (rp->on && !b->can_run_kernels_on_host_memory) r->fence_steps = FENCE_STEPS_REPLAY;
   return st;
 }
 

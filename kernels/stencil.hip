@@ -23,11 +23,15 @@ __host__ __device__ inline int place_of(int axis, int k, int radius) {
 }
 
 /* out = in0's taps from the tile, then those of the inputs that follow it
- * with one tap at the cell. */
-template <typename T>
+ * with one tap at the cell, up to P of them. With kAll, in0 has a tap at
+ * every place of the tile's radius (a Laplacian's star, the common case),
+ * so no tap is tested: tested, each tap of each cell cost a select beside
+ * its multiply and add (the PTX of 2-D order 8: 320 of each a thread's
+ * batch), and the stencil ran at 0.79 of the copy where heat ran at 0.87. */
+template <typename T, bool kAll, int P>
 struct StencilScheme {
   typedef T Type;
-  enum { kPoints = GF_STENCIL_INPUTS - 1 };
+  enum { kPoints = P };
   const T *in;             /* in0 */
   const T *point[kPoints]; /* the inputs after it with one tap at the cell (NULL: no more) */
   T point_coef[kPoints];   /* and their coefficients */
@@ -35,21 +39,24 @@ struct StencilScheme {
   uint32_t places; /* the places in0 has a tap at */
   T coef[kPlaces]; /* and their coefficients */
 
-  /* The register march everywhere, as measured on an H100
-   * (scripts/bench/fd-tiles.sh, of the copy): 2-D order 2 0.90 against
-   * the point tile's 0.74, 3-D order 2 0.67 against 0.49; the
-   * shared-memory tile was slower (order 8 2-D 0.57 against 0.79, 3-D 0.41
-   * against 0.56). */
-  static Tile tile(int, int) { return kMarchTile; }
+  /* The register march, as measured on an H100 (scripts/bench/fd-tiles.sh,
+   * of the copy): with taps tested, 2-D order 2 0.90 against the point
+   * tile's 0.74, 3-D order 2 0.67 against 0.49; the shared-memory tile was
+   * slower (order 8 2-D 0.57 against 0.79, 3-D 0.41 against 0.56). The
+   * star at 3-D order 2 in f32 takes the point tile, as heat does (the
+   * march ran it at 0.63, heat's point tile runs at 0.69). */
+  static Tile tile(int ndim, int radius) {
+    return kAll && sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;
+  }
 
   template <int NDIM, int R, typename At>
   __device__ __forceinline__ T cell(At at, const T *p) const {
     T acc = 0;
-    if (places & 1u) acc = Fd<T>::tap(acc, coef[0], at(0, 0));
+    if (kAll || places & 1u) acc = Fd<T>::tap(acc, coef[0], at(0, 0));
     GF_UNROLL for (int d = 0; d < NDIM; d++) GF_UNROLL for (int k = 1; k <= R; k++)
         GF_UNROLL for (int side = -1; side <= 1; side += 2) {
       const int place = place_of(d, side * k, R);
-      if (places >> place & 1u) acc = Fd<T>::tap(acc, coef[place], at(d, side * k));
+      if (kAll || places >> place & 1u) acc = Fd<T>::tap(acc, coef[place], at(d, side * k));
     }
     GF_UNROLL for (int i = 0; i < kPoints; i++) if (point[i]) acc =
         Fd<T>::tap(acc, point_coef[i], p[i]);
@@ -59,8 +66,8 @@ struct StencilScheme {
 
 /* in0's taps as places of a tile of radius *radius; false when one lies off
  * the axes, more than 4 cells away or out of the tile's order. */
-template <typename T>
-bool tile_places(const gf_stencil_args *a, StencilScheme<T> *s, int *radius) {
+template <typename T, bool kAll, int P>
+bool tile_places(const gf_stencil_args *a, StencilScheme<T, kAll, P> *s, int *radius) {
   const gf_points *taps = &a->taps[0];
   int64_t reach = 0;
   for (int64_t t = 0; t < taps->count; t++)
@@ -102,21 +109,50 @@ __global__ void __launch_bounds__(kBlockX)
       [&](int64_t o, T acc) { p.out[o] = acc; });
 }
 
+/* The inputs after in0 that the tile takes: from in1 on, those with one
+ * tap at the cell. */
+template <typename Plan>
+int points_of(const Plan &plan) {
+  int points = 0;
+  while (1 + points < plan.ninputs && points < GF_STENCIL_INPUTS - 1 &&
+         plan.ntaps[1 + points] == 1 && plan.offset[1 + points][0] == 0)
+    points++;
+  return points;
+}
+
+/* The tile's part of the stencil, as scheme S: *from, the first input it
+ * leaves to stencil_kernel. */
+template <typename S, typename Plan>
+hipError_t launch_tile(const gf_stencil_args *a, const Plan &plan, S &s, int radius, int points,
+                       int *from, hipStream_t stream) {
+  s.in = plan.in[0];
+  s.out = plan.out;
+  for (int i = 0; i < S::kPoints; i++) {
+    s.point[i] = i < points ? plan.in[1 + i] : NULL;
+    s.point_coef[i] = i < points ? plan.coef[1 + i][0] : 0;
+  }
+  *from = 1 + points;
+  return launch_tiles(s, radius, &a->out, a->box, stream);
+}
+
 template <typename T, typename Plan>
 int launch(const gf_stencil_args *a, const Plan &plan, hipStream_t stream) {
   const gf_fd_rows rows = gf_fd_rows_of(&a->out, a->box);
   if (rows.len <= 0) return hipSuccess;
-  StencilScheme<T> s;
+  StencilScheme<T, false, GF_STENCIL_INPUTS - 1> s;
   int radius = 0, from = 0;
   if (tile_places(a, &s, &radius)) {
-    s.in = plan.in[0];
-    s.out = plan.out;
-    for (from = 1; from < plan.ninputs && from <= StencilScheme<T>::kPoints &&
-                   plan.ntaps[from] == 1 && plan.offset[from][0] == 0;
-         from++)
-      s.point[from - 1] = plan.in[from], s.point_coef[from - 1] = plan.coef[from][0];
-    for (int i = from; i <= StencilScheme<T>::kPoints; i++) s.point[i - 1] = NULL;
-    hipError_t err = launch_tiles(s, radius, &a->out, a->box, stream);
+    const int points = points_of(plan);
+    const uint32_t all = (2u << (2 * a->out.ndim * radius)) - 1; /* places 0 .. 2 ndim R */
+    hipError_t err;
+    if (s.places == all && points <= 1) {
+      StencilScheme<T, true, 1> star;
+      star.places = s.places;
+      memcpy(star.coef, s.coef, sizeof star.coef);
+      err = launch_tile(a, plan, star, radius, points, &from, stream);
+    } else {
+      err = launch_tile(a, plan, s, radius, points, &from, stream);
+    }
     if (err != hipSuccess || from == plan.ninputs) return static_cast<int>(err);
   }
   const Grid grid = grid_of(rows, a->box, a->out.ndim);

@@ -1723,9 +1723,11 @@ static gf_status replay_prepare_graphs(run *r) {
 /* The kernels' code, loaded before the loop's clock (backend.h's
  * load_kernel), as a hand-written program launches its kernels once before
  * its timer: each launch of each body with the scalars of the first step
- * that runs the body. A launch that takes the step's scratch fields, or
- * whose scalars are not known ahead (scalars_known_ahead), loads at its
- * first launch. */
+ * that runs the body, and the step's scratch fields, not taken yet, as
+ * NULL (loading captures a launch and runs nothing, so nothing reads them;
+ * left out, a run with per-step temporaries loaded its kernel in the
+ * loop). A launch whose scalars are not known ahead (scalars_known_ahead)
+ * loads at its first launch. */
 static void load_kernels(run *r) {
   gf_backend *b = r->b;
   if (!b->ops->load_kernel) return;
@@ -1743,7 +1745,9 @@ static void load_kernels(run *r) {
       const int64_t n = g->first + k;
       for (int i = 0; i < body->ninstrs; i++) {
         const gf_instr *in = &body->instrs[i];
-        if (in->kind != GF_I_LAUNCH || in->ntemps || !scalars_known_ahead(r->wf, in)) continue;
+        if (in->kind != GF_I_LAUNCH || !scalars_known_ahead(r->wf, in)) continue;
+        for (int t = 0; t < in->ntemps; t++)
+          memset((unsigned char *)in->args + in->temps[t].offset, 0, sizeof(void *));
         if (set_params(r, in, n) == GF_OK) b->ops->load_kernel(b, in->kernel, in->args);
       }
     }

@@ -20,12 +20,13 @@ struct HeatScheme {
   typename Fd<T>::Lap L;
   T amplitude;
 
-  /* As measured on an H100 (scripts/bench/fd-tiles.sh, f32, of the copy):
-   * the register march (2-D 0.93, 0.91 and 0.87 at orders 2, 4 and 8
-   * against the point tile's 0.87, 0.75 and 0.59; 3-D 0.66 and 0.58 at
-   * orders 4 and 8), but the point tile at 3-D order 2 (0.65 against
-   * 0.62). The shared-memory tile was no faster (2-D 0.74 / 0.72 / 0.68,
-   * 3-D order 8 0.47). */
+  /* As measured on an H100 (scripts/bench/fd-tiles.sh, f32, of the copy,
+   * before the vector stores): the register march (2-D 0.93, 0.91 and 0.87
+   * at orders 2, 4 and 8 against the point tile's 0.87, 0.75 and 0.59; 3-D
+   * 0.66 and 0.58 at orders 4 and 8), but the point tile at 3-D order 2
+   * (0.65 against 0.62; 0.69 with the vector stores). The shared-memory
+   * tile was no faster (2-D 0.74 / 0.72 / 0.68, 3-D order 8 0.47; 0.54
+   * with the vector stores). */
   static Tile tile(int ndim, int radius) {
     return sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;
   }

@@ -127,6 +127,37 @@ static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
   return GF_OK;
 }
 
+static int64_t pool_held(const gf_memory *m, gf_space space) {
+  const gf_pool_stats *st = gf_pool_stats_of(m->pools[space]);
+  return (int64_t)(m->wf->pool_strategy == GF_POOL_ASYNC ? st->in_use : st->reserved);
+}
+
+/* The pool of each space that has scratch fields, created with a block for
+ * one step's worth of them (their sizes added up) before the loop: taken at
+ * the first scratch field's first use, inside the loop, the block's
+ * allocation (a device's is slow) counted in the loop's time. */
+static gf_status reserve_pools(gf_memory *m, gf_diag *diag) {
+  const gf_workflow *wf = m->wf;
+  for (int s = 0; s < GF_SPACE_COUNT; s++) {
+    size_t bytes = 0;
+    for (int f = 0; f < wf->nfields; f++)
+      if (wf->fields[f].scratch && wf->fields[f].space == (gf_space)s) bytes += wf->fields[f].bytes;
+    if (bytes == 0) continue;
+    gf_status st = gf_pool_create(m->b, wf->pool_strategy, (gf_space)s, wf->pool_release_threshold,
+                                  &m->pools[s]);
+    if (st == GF_OK) st = gf_pool_reserve(m->pools[s], bytes);
+    if (st != GF_OK) {
+      char a[32];
+      gf_format_bytes((double)bytes, a, sizeof a);
+      return gf_diag_error(diag, GF_INTERNAL,
+                           "cannot reserve the scratch fields' pool (%s of %s memory): %s", a,
+                           gf_space_name((gf_space)s), m->b->error);
+    }
+    count_bytes(m, (gf_space)s, pool_held(m, (gf_space)s));
+  }
+  return GF_OK;
+}
+
 /* Managed memory, before the loop: advice and, where asked, prefetch. */
 static gf_status prepare_managed(gf_memory *m, gf_diag *diag) {
   const gf_workflow *wf = m->wf;
@@ -179,6 +210,7 @@ gf_status gf_memory_create(gf_backend *b, const gf_workflow *wf, gf_field_init_f
   *out = m;
   gf_status st = check_capacity(b, wf, diag);
   if (st == GF_OK) st = allocate_fields(m, diag);
+  if (st == GF_OK) st = reserve_pools(m, diag);
   if (st == GF_OK) st = initialise_fields(m, init, init_user, diag);
   if (st == GF_OK) st = prepare_managed(m, diag);
   return st;
@@ -214,10 +246,6 @@ void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream) {
 
 /* What the pool of `space` holds from the backend: its blocks, or under
  * async the temporaries themselves. */
-static int64_t pool_held(const gf_memory *m, gf_space space) {
-  const gf_pool_stats *st = gf_pool_stats_of(m->pools[space]);
-  return (int64_t)(m->wf->pool_strategy == GF_POOL_ASYNC ? st->in_use : st->reserved);
-}
 
 gf_status gf_memory_temp_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
                                void **out) {

@@ -345,6 +345,15 @@ static gf_status alloc_async(gf_pool *p, size_t bytes, gf_stream *stream, void *
   return GF_OK;
 }
 
+gf_status gf_pool_reserve(gf_pool *p, size_t bytes) {
+  if (p->strategy == GF_POOL_ASYNC || p->blocks || bytes == 0) return GF_OK;
+  if (bytes > SIZE_MAX - POOL_BLOCK_MIN) {
+    snprintf(p->b->error, sizeof p->b->error, "a pool of %zu bytes is too large", bytes);
+    return GF_INTERNAL;
+  }
+  return block_new(p, (bytes + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN);
+}
+
 gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out) {
   *out = NULL;
   if (p->strategy == GF_POOL_ASYNC) return alloc_async(p, bytes, stream, out);

@@ -55,6 +55,12 @@ typedef struct gf_pool gf_pool;
 gf_status gf_pool_create(gf_backend *b, gf_pool_strategy strategy, gf_space space,
                          size_t release_threshold, gf_pool **out);
 
+/* Takes a block of at least `bytes` now, while the pool has none, so that
+ * the first allocations find it (before a loop's clock: the backend's
+ * allocation is slow, a device's especially); the async strategy keeps
+ * nothing. GF_INTERNAL with b->error written. */
+gf_status gf_pool_reserve(gf_pool *p, size_t bytes);
+
 /* `bytes` for work issued to `stream` from now on (other streams may use it
  * after an event recorded on `stream` after this call). GF_INTERNAL with the
  * backend's reason in b->error. */

@@ -895,6 +895,18 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
   for (int d = 0; d < wf->ndim; d++) fprintf(out, "%s%g", d ? " x " : "", wf->spacing[d]);
   fprintf(out, ", halo %d\n", wf->halo);
   fprintf(out, "  steps     %" PRId64 ", schedule %s\n", wf->steps, wf->schedule->name);
+  const gf_decomposition *dc = &wf->decomp;
+  if (dc->ranks > 1) { /* the share of one rank (validate --ranks, or a rank of a run) */
+    fprintf(out, "  ranks     %d as [", dc->ranks);
+    for (int d = 0; d < wf->ndim; d++) fprintf(out, "%s%d", d ? ", " : "", dc->dims[d]);
+    fprintf(out, "], the plan of rank %d, at [", dc->rank);
+    for (int d = 0; d < wf->ndim; d++) fprintf(out, "%s%d", d ? ", " : "", dc->coords[d]);
+    fprintf(out, "]; ghost cells over %s", gf_transport_names[dc->transport]);
+    if (dc->transport == GF_TRANSPORT_CHANNEL)
+      fprintf(out, " (protocol %s)", gf_protocol_names[dc->protocol]);
+    fprintf(out, ", corners %s, overlap %s\n", dc->corners ? "on" : "off",
+            dc->overlap && !strcmp(wf->schedule->name, "auto") ? "on" : "off");
+  }
   if (checked < wf->steps)
     fprintf(out,
             "  note      planned and checked the first %" PRId64

@@ -64,10 +64,17 @@ same "overlap off, 4 ranks" "$tmp/nooverlap" "$tmp/one-copy/x.dat"
 ghost=workflows/ghost_exchange.yaml
 expect_exit 0 "validate the overlap" -- "$gflow" validate $ghost --ranks 4 --set 'grid.shape=[44,44]'
 expect_contains "$out" "streams   2: compute halo (high priority)" "the halo stream's priority"
+expect_contains "$out" "ranks     4 as [2, 2], the plan of rank 0, at [0, 0]; ghost cells over mpi, corners on, overlap on" \
+  "the split and how ghost cells travel"
 for k in 0 1 2 3; do
   expect_contains "$out" "blur.edges[$k]  kernel   blur           on halo" "edge strip $k on the halo stream"
 done
 expect_contains "$out" "blur           kernel   blur           on compute" "the interior on the compute stream"
+expect_exit 0 "validate rank 3 over channels" -- "$gflow" validate $ghost --ranks 4 --rank 3 \
+  --set 'grid.shape=[44,44]' --set exchange.transport=channel --set exchange.protocol=packets \
+  --set schedule=events
+expect_contains "$out" "the plan of rank 3, at [1, 1]; ghost cells over channel (protocol packets), corners on, overlap off" \
+  "rank 3's place, the channel's protocol, no overlap outside auto"
 expect_exit 0 "dag of the overlap" -- "$gflow" dag $ghost --ranks 4 --set 'grid.shape=[44,44]' \
   --format mermaid --step 2
 waits=$(python3 - "$out" <<'PY'

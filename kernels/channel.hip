@@ -232,9 +232,8 @@ extern "C" int gf_channel_packets_launch_gpu(const void *args, void *stream) {
    * another stream on this device: so they take at most a quarter of the
    * device's room for blocks, and leave the rest to the work that puts. */
   const unsigned threads = packets < kThreads ? (unsigned)((packets + 31) / 32 * 32) : kThreads;
-  const unsigned blocks =
-      blocks_for(packets, threads ? threads : 32, multiprocessors() * kBlocksPerSM / 4);
-  hipLaunchKernelGGL(packets_kernel, dim3(blocks), dim3(threads ? threads : 32), 0,
+  const unsigned blocks = blocks_for(packets, threads, multiprocessors() * kBlocksPerSM / 4);
+  hipLaunchKernelGGL(packets_kernel, dim3(blocks), dim3(threads), 0,
                      static_cast<hipStream_t>(stream), *a);
   return static_cast<int>(hipGetLastError());
 }

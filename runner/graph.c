@@ -905,7 +905,7 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
     if (dc->transport == GF_TRANSPORT_CHANNEL)
       fprintf(out, " (protocol %s)", gf_protocol_names[dc->protocol]);
     fprintf(out, ", corners %s, overlap %s\n", dc->corners ? "on" : "off",
-            dc->overlap && !strcmp(wf->schedule->name, "auto") ? "on" : "off");
+            dc->overlap && (wf->schedule->flags & GF_SCHED_INFERS_ORDER) ? "on" : "off");
   }
   if (checked < wf->steps)
     fprintf(out,

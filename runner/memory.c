@@ -127,6 +127,8 @@ static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
   return GF_OK;
 }
 
+/* What the pool of `space` holds from the backend: its blocks, or under
+ * async the temporaries themselves. */
 static int64_t pool_held(const gf_memory *m, gf_space space) {
   const gf_pool_stats *st = gf_pool_stats_of(m->pools[space]);
   return (int64_t)(m->wf->pool_strategy == GF_POOL_ASYNC ? st->in_use : st->reserved);
@@ -243,9 +245,6 @@ void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream) {
       return;
     }
 }
-
-/* What the pool of `space` holds from the backend: its blocks, or under
- * async the temporaries themselves. */
 
 gf_status gf_memory_temp_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
                                void **out) {

@@ -273,23 +273,24 @@ static gf_status channels_prepare(gf_host_ctx *ctx, const gf_workflow *wf, int t
   return hc ? GF_OK : channels_open(ctx, wf, task, n, data, &hc);
 }
 
-/* The exchange as packets: every side's put before any take, the last
- * side's put and take one kernel; so each end's puts and takes alternate
- * on the task's stream across exchanges (backend.h), and no rank's take
- * waits for a neighbour's that waits in turn. */
+/* The exchange as packets: with one neighbour an exchange (a put and a
+ * take in one kernel); with two, side 0's put, side 1's exchange, side 0's
+ * take. So every put comes before any take, no rank's take waits for a
+ * neighbour's that waits in turn, and each end's puts and takes alternate
+ * on the task's stream across exchanges (backend.h). A side with no
+ * neighbour has empty strips, so side 1's start at side 0's sizes. */
 static gf_status packets_exchange(const gf_workflow *wf, const gf_halo_task *h, halo_channels *hc,
                                   gf_stream *s, gf_tag tag, unsigned char *send,
                                   unsigned char *recv) {
-  int last = hc->ch[1] ? 1 : 0;
-  gf_status st = GF_OK;
-  if (last == 1 && hc->ch[0])
-    st = gf_channel_put_packets(hc->ch[0], s, send, strip_bytes(wf, h, 0, 0), tag);
-  if (st == GF_OK && hc->ch[last])
-    st = gf_channel_exchange_packets(
-        hc->ch[last], s, send + (last ? strip_bytes(wf, h, 0, 0) : 0), strip_bytes(wf, h, last, 0),
-        recv + (last ? strip_bytes(wf, h, 0, 1) : 0), strip_bytes(wf, h, last, 1), tag);
-  if (st == GF_OK && last == 1 && hc->ch[0])
-    st = gf_channel_take_packets(hc->ch[0], s, recv, strip_bytes(wf, h, 0, 1), tag);
+  gf_channel *low = hc->ch[0], *high = hc->ch[1];
+  const size_t send0 = strip_bytes(wf, h, 0, 0), recv0 = strip_bytes(wf, h, 0, 1);
+  if (!high)
+    return low ? gf_channel_exchange_packets(low, s, send, send0, recv, recv0, tag) : GF_OK;
+  gf_status st = low ? gf_channel_put_packets(low, s, send, send0, tag) : GF_OK;
+  if (st == GF_OK)
+    st = gf_channel_exchange_packets(high, s, send + send0, strip_bytes(wf, h, 1, 0), recv + recv0,
+                                     strip_bytes(wf, h, 1, 1), tag);
+  if (st == GF_OK && low) st = gf_channel_take_packets(low, s, recv, recv0, tag);
   return st;
 }
 

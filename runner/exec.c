@@ -145,6 +145,11 @@ typedef struct run {
   int staged_slot;
   void *staged;
   gf_event *staged_ready;
+  struct batch_stage { /* [file]: the staging buffer of a direct file's open batch */
+    int slot;          /* -1: none taken */
+    void *buffer;
+    gf_event *ready;
+  } *stages;
   int64_t *count;         /* instances run, per task */
   gf_task_timing *timing; /* busy time per task, summed by the backend's sink */
   int64_t *host_busy_ns;  /* per task: host calls of tasks that communicate (MPI) */
@@ -364,16 +369,19 @@ static void *operand_address(run *r, const gf_operand *o) {
       return r->temps[o->temp];
     case GF_OPND_BUFFER:
       return (char *)r->buffers[o->temp] + o->offset;
+    case GF_OPND_BATCH:
+      return (char *)r->stages[o->temp].buffer + o->offset;
     default:
       return o->bound;
   }
 }
 
-/* Hands the writer the staged batch of file `file`: the planes of its task's
- * instances first .. first + count - 1 (ring slots 0 .. count - 1) or, for
- * an output read from its field's ring, of steps first .. first + count - 1,
- * leaving out those a flush already wrote (plane -1). */
-static gf_status submit_batch(run *r, int file, int64_t first, int count) {
+/* Hands the writer the batch of file `file` in staging buffer `slot`: the
+ * planes of its task's instances first .. first + count - 1 (ring slots
+ * 0 .. count - 1) or, for an output read from its field's ring, of steps
+ * first .. first + count - 1, leaving out those a flush already wrote
+ * (plane -1). */
+static gf_status submit_batch(run *r, int file, int slot, int64_t first, int count) {
   const gf_file *f = &r->wf->files[file];
   int64_t *planes = r->batch_planes, *steps = r->batch_planes + f->batch;
   for (int i = 0; i < count; i++) {
@@ -385,8 +393,16 @@ static gf_status submit_batch(run *r, int file, int64_t first, int count) {
     if (st != GF_OK) return st;
     planes[i] = (int64_t)plane;
   }
-  gf_writer_submit_batch(r->writer, r->staged_slot, file, count, planes, steps);
+  gf_writer_submit_batch(r->writer, slot, file, count, planes, steps);
   return GF_OK;
+}
+
+/* A direct file's batch to the writer; the next instance takes a buffer. */
+static gf_status submit_stage(run *r, int file, int64_t first, int count) {
+  struct batch_stage *stage = &r->stages[file];
+  gf_status st = submit_batch(r, file, stage->slot, first, count);
+  *stage = (struct batch_stage){.slot = -1};
+  return st;
 }
 
 /* A batched output's open batch at step n: how many planes, from which
@@ -409,6 +425,7 @@ static int open_batch(const run *r, const gf_file *f, int64_t n, int64_t *first,
   int64_t count = gf_program_instances_through(r->program, f->task, n);
   int open = (int)(count % f->batch);
   *first = count - open;
+  if (f->direct) return open; /* in its staging buffer already */
   int id = f->task * GF_MAX_TASK_TEMPS; /* the ring: the output's buffer 0, two halves */
   *from = (char *)r->buffers[id] + (size_t)((*first / f->batch) % 2) * (size_t)f->batch * bytes;
   return open;
@@ -434,6 +451,16 @@ static gf_status flush_batches(run *r, int64_t n) {
       r->flushed_through[i] = n > r->flushed_through[i] ? n : r->flushed_through[i];
       continue;
     }
+    if (f->direct) { /* its planes are in its buffer, the streams drained */
+      if (b->ops->event_record(b, r->stages[i].ready, r->streams[0]) != GF_OK)
+        return gf_diag_error(r->diag, GF_INTERNAL,
+                             "output copy failed: task '%s', step %" PRId64 ": %s",
+                             wf->tasks[f->task].name, n, b->error);
+      gf_status st = submit_stage(r, i, first, open);
+      if (st != GF_OK) return st;
+      r->flushed_through[i] = n;
+      continue;
+    }
     gf_tag tag = {f->task, n, 0};
     gf_status st = gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
     if (st != GF_OK) return st;
@@ -443,7 +470,7 @@ static gf_status flush_batches(run *r, int64_t n) {
       return gf_diag_error(r->diag, GF_INTERNAL,
                            "output copy failed: task '%s', step %" PRId64 ": %s",
                            wf->tasks[f->task].name, n, b->error);
-    st = submit_batch(r, i, first, open);
+    st = submit_batch(r, i, r->staged_slot, first, open);
     r->staged_slot = -1;
     if (st != GF_OK) return st;
     r->flushed_through[i] = n;
@@ -496,7 +523,8 @@ static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
       return GF_OK;
     case GF_I_RECORD:
       if (in->event < 0) {
-        if (b->ops->event_record(b, r->staged_ready, stream) != GF_OK)
+        gf_event *ready = in->batch > 0 ? r->stages[in->file].ready : r->staged_ready;
+        if (b->ops->event_record(b, ready, stream) != GF_OK)
           return device_failure(r, in, n, "output copy");
       } else if (b->ops->event_record(b, r->events[in->event], stream) != GF_OK) {
         return device_failure(r, in, n, "event record");
@@ -518,13 +546,20 @@ static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
       r->host.stream = in->stream;
       return in->call(&r->host, r->wf, in->task, n, in->call_data);
     case GF_I_STAGE:
+      if (in->batch > 0) { /* a direct file's open batch: its buffer, if not taken */
+        struct batch_stage *stage = &r->stages[in->file];
+        return stage->slot >= 0
+                   ? GF_OK
+                   : gf_writer_acquire(r->writer, &stage->slot, &stage->buffer, &stage->ready);
+      }
       return gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
     case GF_I_WRITE: {
       if (in->batch > 0) { /* the task's last `batch` instances, or steps */
-        int64_t last = r->wf->files[in->file].from_ring
-                           ? n + 1
-                           : gf_program_instances_through(r->program, in->task, n);
-        st = submit_batch(r, in->file, last - in->batch, in->batch);
+        const gf_file *f = &r->wf->files[in->file];
+        int64_t last =
+            f->from_ring ? n + 1 : gf_program_instances_through(r->program, in->task, n);
+        if (f->direct) return submit_stage(r, in->file, last - in->batch, in->batch);
+        st = submit_batch(r, in->file, r->staged_slot, last - in->batch, in->batch);
         r->staged_slot = -1;
         return st;
       }
@@ -1615,6 +1650,7 @@ static int walkable(const gf_instr *in) {
   if (in->kind == GF_I_LAUNCH) return in->ntemps == 0;
   if (in->kind == GF_I_COPY)
     return in->src.kind != GF_OPND_STAGED && in->dst.kind != GF_OPND_STAGED &&
+           in->src.kind != GF_OPND_BATCH && in->dst.kind != GF_OPND_BATCH &&
            in->src.kind != GF_OPND_TEMP && in->dst.kind != GF_OPND_TEMP;
   return 1;
 }
@@ -1821,8 +1857,11 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   for (int i = 0; i < wf->nfiles; i++)
     if (wf->files[i].batch > largest_batch) largest_batch = wf->files[i].batch;
   r.flushed_through = gf_calloc((size_t)wf->nfiles + 1, sizeof *r.flushed_through);
+  r.stages = gf_calloc((size_t)wf->nfiles + 1, sizeof *r.stages);
+  for (int i = 0; r.stages && i < wf->nfiles; i++) r.stages[i].slot = -1;
   r.batch_planes = gf_calloc(2 * (size_t)largest_batch, sizeof *r.batch_planes);
-  if (st == GF_OK && (!r.flushed_through || !r.batch_planes)) st = gf_oom(diag, "starting the run");
+  if (st == GF_OK && (!r.flushed_through || !r.batch_planes || !r.stages))
+    st = gf_oom(diag, "starting the run");
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
   if (st == GF_OK) st = create_streams_and_events(&r);
@@ -1978,6 +2017,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   gf_memory_destroy(r.memory);
   free(r.count);
   free(r.flushed_through);
+  free(r.stages);
   free(r.batch_planes);
   free(r.temps);
   free(r.buffers); /* their memory goes with r.memory */

@@ -814,7 +814,7 @@ static gf_status run_command(cli *c) {
       st = find_checkpoint(c, wf, out_dir, &diag, &checkpoint, &nothing_to_do);
     if (st == GF_OK && !nothing_to_do) st = open_backend(c, wf, &diag, &backend);
     if (st == GF_OK && !nothing_to_do && backend->can_run_kernels_on_host_memory &&
-        gf_workflow_unbatch(wf)) { /* no device-side ring where the device is the host */
+        gf_workflow_stage_direct(wf)) { /* no device-side ring where the device is the host */
       gf_program_free(program);
       program = NULL;
       st = gf_program_create(wf, plan, &diag, &program);

@@ -115,6 +115,40 @@ static void emit_from_ring(gf_emitter *e, const gf_workflow *wf, int file, const
   write->batch = (int)count;
 }
 
+/* A batched output staged directly (file->direct, where the device is the
+ * host): each instance makes sure its file has a staging buffer for the
+ * open batch (taken at the batch's first instance, or at the first after a
+ * flush or a restart), copies its plane into its slot, instance % k, after
+ * the slot before (event 0; the copies may run on several streams), and the
+ * instance at the last slot records the buffer's event and hands the writer
+ * the k planes: a copy a plane, where a device-side ring would copy each
+ * plane twice. A batch still open at a checkpoint or at the end is flushed
+ * by the executor (exec.c). */
+static void emit_direct(gf_emitter *e, const gf_workflow *wf, int file, const gf_expr *plane) {
+  const gf_file *f = &wf->files[file];
+  size_t bytes = wf->fields[f->field].bytes;
+  int k = f->batch;
+  int64_t slot = gf_emit_count_instance(e) % k;
+  gf_instr *stage = gf_emit(e, GF_I_STAGE);
+  stage->file = file;
+  stage->batch = k;
+  if (slot > 0) gf_emit(e, GF_I_WAIT)->event = gf_emit_event(e, 0);
+  gf_instr *copy = gf_emit(e, GF_I_COPY);
+  copy->src = gf_emit_access(e, 0);
+  copy->dst = (gf_operand){.kind = GF_OPND_BATCH, .temp = file, .offset = (size_t)slot * bytes};
+  copy->bytes = bytes;
+  gf_emit(e, GF_I_RECORD)->event = gf_emit_event(e, 0);
+  if (slot < k - 1) return;
+  gf_instr *ready = gf_emit(e, GF_I_RECORD);
+  ready->event = -1;
+  ready->file = file;
+  ready->batch = k;
+  gf_instr *write = gf_emit(e, GF_I_WRITE);
+  write->file = file;
+  write->param = plane;
+  write->batch = k;
+}
+
 /* A batched output (k = file->batch > 1): each instance copies its plane
  * into slot i % 2k of a device-side ring of two halves of k planes (a run
  * buffer, so the copy has fixed addresses and a captured graph may hold
@@ -134,6 +168,10 @@ void gf_output_emit(gf_emitter *e, const gf_workflow *wf, int file, const gf_exp
   size_t bytes = wf->fields[f->field].bytes; /* this process's block of the plane */
   if (f->from_ring) {
     emit_from_ring(e, wf, file, plane);
+    return;
+  }
+  if (f->direct) {
+    emit_direct(e, wf, file, plane);
     return;
   }
   if (f->batch <= 1) {

@@ -2167,7 +2167,6 @@ static gf_status plan_staging(loader *ld) {
                         (long long)(ld->staging_planes ? ld->staging_planes : 2), (long long)plane);
   for (int f = 0; f < wf->nfiles; f++) {
     gf_file *file = &wf->files[f];
-    file->batch_given = file->batch > 0;
     int64_t p = (int64_t)file->plane_bytes, fit = wf->staging_budget / p;
     if (!file->batch) {
       int64_t k = (STAGING_COPY + p - 1) / p;
@@ -2192,14 +2191,21 @@ static gf_status plan_staging(loader *ld) {
   return GF_OK;
 }
 
-int gf_workflow_unbatch(gf_workflow *wf) {
-  int changed = 0;
+int gf_workflow_stage_direct(gf_workflow *wf) {
+  /* Each direct file holds a staging buffer through its open batch, so
+   * they are fewer than the buffers, and fewer still by one when another
+   * file takes a buffer at each of its copies: a buffer always frees
+   * itself without the loop going on. */
+  int others = 0, changed = 0;
   for (int f = 0; f < wf->nfiles; f++)
-    if (!wf->files[f].batch_given && wf->files[f].batch > 1 && !wf->files[f].from_ring) {
-      wf->files[f].batch = 1;
-      changed = 1;
-    }
-  if (changed) count_staging(wf);
+    others |= wf->files[f].batch <= 1 || wf->files[f].from_ring;
+  int room = wf->staging - others;
+  for (int f = 0; f < wf->nfiles; f++) {
+    gf_file *file = &wf->files[f];
+    if (file->batch <= 1 || file->from_ring || file->direct || room <= 0) continue;
+    file->direct = changed = 1;
+    room--;
+  }
   return changed;
 }
 

@@ -94,9 +94,10 @@ typedef struct gf_file {
   /* Planes per staging buffer (an output's `batch:`, else chosen at load
    * from the staging budget; 1: one copy per plane, as an image's): with
    * k > 1 each plane goes to a device-side ring of k planes and every k-th
-   * output moves the ring to a staging buffer in one copy. */
+   * output moves the ring to a staging buffer in one copy, or, `direct`,
+   * each plane goes straight to its place in a staging buffer. */
   int batch;
-  int batch_given; /* 1: `batch:` said it; 0: chosen (gf_workflow_unbatch may lower it) */
+  int direct; /* 1: batches are staged plane by plane (gf_workflow_stage_direct) */
   /* 1: the batches are copied out of the source field's own ring, which
    * holds them one after another (gf_output_read_rings): the output's task
    * runs once a batch, at `batch_end` steps, and no plane is copied on the
@@ -296,11 +297,12 @@ void gf_field_cell(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS])
 size_t gf_workflow_plane_bytes(const gf_workflow *wf);
 
 /* For a backend whose device memory is host memory (the CPU's), where a
- * ring copy only doubles the copying: every batch gflow chose becomes 1 (a
- * copy per plane), the staging buffers recounted within the budget; a batch
- * read from its field's ring (from_ring) copies nothing more and stays. Before
- * the program is compiled; 1 when a batch changed. */
-int gf_workflow_unbatch(gf_workflow *wf);
+ * device-side ring's copy out only doubles the copying: every batch not
+ * read from its field's ring (from_ring, which copies nothing more) is
+ * staged directly (gf_file.direct), each plane copied once, into its place
+ * in a staging buffer of the batch. Before the program is compiled; 1 when
+ * a file changed. */
+int gf_workflow_stage_direct(gf_workflow *wf);
 
 /* The first task that only the CPU backend can run: a kernel task whose kernel
  * has no GPU implementation (launch_gpu NULL), with that kernel in *kernel

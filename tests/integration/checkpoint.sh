@@ -14,7 +14,7 @@ gflow=$1 repo=$2
 wave=$repo/workflows/wave2d.yaml
 noisy=$repo/tests/integration/noisy.yaml
 # 192 x 192, 480 steps: long enough to be interrupted after its first checkpoint
-# batches of 7 planes (the CPU backend chooses a copy per plane): a checkpoint
+# batches of 7 planes (staged directly on the CPU backend): a checkpoint
 # or a stop flushes the open batch, a restart leaves out what the first run wrote
 base=(--backend cpu --set 'grid.shape=[192,192]' --set checkpoint.every=40 --quiet
   --set loop.tasks.1.output.batch=7)

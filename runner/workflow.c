@@ -2193,13 +2193,17 @@ static gf_status plan_staging(loader *ld) {
 
 int gf_workflow_stage_direct(gf_workflow *wf) {
   /* Each direct file holds a staging buffer through its open batch, so
-   * they are fewer than the buffers, and fewer still by one when another
-   * file takes a buffer at each of its copies: a buffer always frees
-   * itself without the loop going on. */
-  int others = 0, changed = 0;
-  for (int f = 0; f < wf->nfiles; f++)
-    others |= wf->files[f].batch <= 1 || wf->files[f].from_ring;
-  int room = wf->staging - others;
+   * they are no more than the buffers, and fewer by one when another file
+   * (a plane at a time, from a ring, or batched through a ring where
+   * direct files would hold every buffer) takes one at each of its copies:
+   * a buffer must free itself without the loop going on. */
+  int others = 0, batched = 0, changed = 0;
+  for (int f = 0; f < wf->nfiles; f++) {
+    int single = wf->files[f].batch <= 1 || wf->files[f].from_ring;
+    others |= single;
+    batched += !single;
+  }
+  int room = batched + others <= wf->staging ? batched : wf->staging - 1;
   for (int f = 0; f < wf->nfiles; f++) {
     gf_file *file = &wf->files[f];
     if (file->batch <= 1 || file->from_ring || file->direct || room <= 0) continue;

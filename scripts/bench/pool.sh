@@ -9,14 +9,16 @@
 #   2. the seed workload with per-step temporaries (workflows/wave2d_scratch.yaml:
 #      a work array and the snapshots' pack buffers as scratch fields, 256^2,
 #      640 steps) against the same run with the fields preallocated, and
-#      workflows/wave2d.yaml for reference: the loop's time, best of REPEAT.
+#      workflows/wave2d.yaml for reference: the loop's time, best and median
+#      of ROUNDS rounds in which the variants take turns (the launch-bound
+#      loop moves by 10% from run to run on one GPU).
 # Targets (issue 13, on the GPU): the resource-aware pool at least 10x the
 # per-step rate and no slower than async; per-step temporaries within 1.02x
 # of preallocated.
 #   scripts/bench/pool.sh                          # GPU: binaries of scripts/gpu/build-nvidia.sh
 #   BACKEND=cpu GFLOW=build/gflow POOL_BENCH=build/bench/pool_bench scripts/bench/pool.sh
 # Environment: BACKEND (gpu), BIN (.device/bin), GFLOW ($BIN/gflow),
-# POOL_BENCH ($BIN/pool_bench), REPEAT (5), PAIRS (100000).
+# POOL_BENCH ($BIN/pool_bench), REPEAT (5), PAIRS (100000), ROUNDS (15).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 backend=${BACKEND:-gpu}
@@ -24,6 +26,7 @@ bin=${BIN:-.device/bin}
 gflow=${GFLOW:-$bin/gflow}
 bench=${POOL_BENCH:-$bin/pool_bench}
 repeat=${REPEAT:-5}
+rounds=${ROUNDS:-15}
 pairs=${PAIRS:-100000}
 . scripts/bench/lib.sh
 
@@ -37,9 +40,9 @@ done
 
 echo
 echo "2. seed workload, 256^2, 640 steps, a snapshot every step (outputs in $out)"
-printf '%-54s %10s %10s\n' "run" "ms" "ratio"
+printf '%-54s %10s %10s %10s %10s\n' "run" "best ms" "ratio" "median ms" "ratio"
 # The variants take turns, one run each per round, so that drift of the
-# machine hits them alike; each keeps its best of REPEAT rounds.
+# machine hits them alike; each keeps its best and median of ROUNDS rounds.
 labels=("wave2d_scratch, fields preallocated"
   "wave2d_scratch, per-step temporaries, resource-aware"
   "wave2d_scratch, per-step temporaries, async"
@@ -49,14 +52,18 @@ variants=("workflows/wave2d_scratch.yaml --set fields.W.scratch=false --set fiel
   "workflows/wave2d_scratch.yaml --set memory.pool.strategy=async"
   "workflows/wave2d.yaml")
 declare -a times=()
-for _ in $(seq "$repeat"); do
+for _ in $(seq "$rounds"); do
   for v in "${!variants[@]}"; do
     # shellcheck disable=SC2086
     times[v]+="$(repeat=1 gflow_ms ${variants[v]} --set check=off) "
   done
 done
+median() { sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 pre=$(printf '%s\n' ${times[0]} | low)
+pre_median=$(printf '%s\n' ${times[0]} | median)
 for v in "${!variants[@]}"; do
   ms=$(printf '%s\n' ${times[v]} | low)
-  printf '%-54s %10.3f %10s\n' "${labels[v]}" "$ms" "$(calc "$ms / $pre")"
+  mid=$(printf '%s\n' ${times[v]} | median)
+  printf '%-54s %10.3f %10s %10.3f %10s\n' "${labels[v]}" "$ms" "$(calc "$ms / $pre")" "$mid" \
+    "$(calc "$mid / $pre_median")"
 done

@@ -51,9 +51,14 @@ variants=("workflows/wave2d_scratch.yaml --set fields.W.scratch=false --set fiel
   "workflows/wave2d_scratch.yaml --set memory.pool.strategy=resource-aware"
   "workflows/wave2d_scratch.yaml --set memory.pool.strategy=async"
   "workflows/wave2d.yaml")
+# Each round starts one variant further on (round r runs r, r+1, ...), so
+# that none always follows the same one (a run right after another process
+# may find the GPU still busy with that process's end).
 declare -a times=()
-for _ in $(seq "$rounds"); do
-  for v in "${!variants[@]}"; do
+count=${#variants[@]}
+for r in $(seq 0 $((rounds - 1))); do
+  for i in $(seq 0 $((count - 1))); do
+    v=$(((r + i) % count))
     # shellcheck disable=SC2086
     times[v]+="$(repeat=1 gflow_ms ${variants[v]} --set check=off) "
   done

@@ -127,6 +127,13 @@ typedef struct replay {
   double prepared_s; /* the time that took */
 } replay;
 
+/* The staging buffer of a direct file's open batch (gf_file.direct). */
+typedef struct batch_stage {
+  int slot; /* -1: none taken */
+  void *buffer;
+  gf_event *ready;
+} batch_stage;
+
 typedef struct run {
   const gf_workflow *wf;
   gf_plan *plan;
@@ -145,11 +152,7 @@ typedef struct run {
   int staged_slot;
   void *staged;
   gf_event *staged_ready;
-  struct batch_stage { /* [file]: the staging buffer of a direct file's open batch */
-    int slot;          /* -1: none taken */
-    void *buffer;
-    gf_event *ready;
-  } *stages;
+  batch_stage *stages;    /* [file] */
   int64_t *count;         /* instances run, per task */
   gf_task_timing *timing; /* busy time per task, summed by the backend's sink */
   int64_t *host_busy_ns;  /* per task: host calls of tasks that communicate (MPI) */
@@ -399,9 +402,9 @@ static gf_status submit_batch(run *r, int file, int slot, int64_t first, int cou
 
 /* A direct file's batch to the writer; the next instance takes a buffer. */
 static gf_status submit_stage(run *r, int file, int64_t first, int count) {
-  struct batch_stage *stage = &r->stages[file];
+  batch_stage *stage = &r->stages[file];
   gf_status st = submit_batch(r, file, stage->slot, first, count);
-  *stage = (struct batch_stage){.slot = -1};
+  *stage = (batch_stage){.slot = -1};
   return st;
 }
 
@@ -425,7 +428,7 @@ static int open_batch(const run *r, const gf_file *f, int64_t n, int64_t *first,
   int64_t count = gf_program_instances_through(r->program, f->task, n);
   int open = (int)(count % f->batch);
   *first = count - open;
-  if (f->direct) return open; /* in its staging buffer already */
+  if (f->direct) return open;           /* in its staging buffer already */
   int id = f->task * GF_MAX_TASK_TEMPS; /* the ring: the output's buffer 0, two halves */
   *from = (char *)r->buffers[id] + (size_t)((*first / f->batch) % 2) * (size_t)f->batch * bytes;
   return open;
@@ -547,7 +550,7 @@ static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
       return in->call(&r->host, r->wf, in->task, n, in->call_data);
     case GF_I_STAGE:
       if (in->batch > 0) { /* a direct file's open batch: its buffer, if not taken */
-        struct batch_stage *stage = &r->stages[in->file];
+        batch_stage *stage = &r->stages[in->file];
         return stage->slot >= 0
                    ? GF_OK
                    : gf_writer_acquire(r->writer, &stage->slot, &stage->buffer, &stage->ready);
@@ -556,8 +559,7 @@ static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
     case GF_I_WRITE: {
       if (in->batch > 0) { /* the task's last `batch` instances, or steps */
         const gf_file *f = &r->wf->files[in->file];
-        int64_t last =
-            f->from_ring ? n + 1 : gf_program_instances_through(r->program, in->task, n);
+        int64_t last = f->from_ring ? n + 1 : gf_program_instances_through(r->program, in->task, n);
         if (f->direct) return submit_stage(r, in->file, last - in->batch, in->batch);
         st = submit_batch(r, in->file, r->staged_slot, last - in->batch, in->batch);
         r->staged_slot = -1;

@@ -136,8 +136,8 @@ expect_exit 0 "wave2d on 4 ranks (auto, overlap)" -- mpi 4 run "${wave[@]}" --se
   --out "$tmp/wave-auto"
 cmp -s "$tmp/wave-1/array_out.dat" "$tmp/wave-auto/array_out.dat" && pass ||
   fail "wave2d on 4 ranks under auto differs from one process"
-# batches of 5 planes (the CPU backend chooses a copy per plane): each rank's
-# ring holds its block, a batch goes out plane by plane (MPI-IO), the last
+# batches of 5 planes (staged directly on the CPU backend): each rank's
+# batch holds its block's planes, a batch goes out plane by plane (MPI-IO), the last
 # one (157 = 31 x 5 + 2 planes) flushed at the end
 expect_exit 0 "wave2d on 4 ranks, batches of 5" -- mpi 4 run "${wave[@]}" \
   --set loop.tasks.1.output.batch=5 --out "$tmp/wave-batch"

@@ -79,10 +79,41 @@ GF_HD GF_FD_T GF_FD(gf_fd_tap)(GF_FD_T acc, GF_FD_T coef, GF_FD_T value) {
   return acc + coef * value;
 }
 
-/* One input's share of a declared stencil at element `o`: `acc` plus
- * coef[t] * u[o + offset[t]] for t = 0..ntaps-1, in that order. */
+/* A tap and its mirror image with the same coefficient, as one term:
+ * acc + coef * (value + mirror), as the Laplacian sums its pairs. */
+GF_HD GF_FD_T GF_FD(gf_fd_pair)(GF_FD_T acc, GF_FD_T coef, GF_FD_T value, GF_FD_T mirror) {
+  return acc + coef * (value + mirror);
+}
+
+/* `acc` plus coef[t] * u[o + offset[t]] for t = 0..ntaps-1, in that order. */
 GF_HD GF_FD_T GF_FD(gf_fd_taps)(GF_FD_T acc, const GF_FD_T *u, int64_t o, int ntaps,
                                 const int64_t *offset, const GF_FD_T *coef) {
   for (int t = 0; t < ntaps; t++) acc = GF_FD(gf_fd_tap)(acc, coef[t], u[o + offset[t]]);
+  return acc;
+}
+
+/* `acc` plus coef[t] * (u[o + offset[t]] + u[o - offset[t]]) for t = 0..npairs-1. */
+GF_HD GF_FD_T GF_FD(gf_fd_pairs)(GF_FD_T acc, const GF_FD_T *u, int64_t o, int npairs,
+                                 const int64_t *offset, const GF_FD_T *coef) {
+  for (int t = 0; t < npairs; t++)
+    acc = GF_FD(gf_fd_pair)(acc, coef[t], u[o + offset[t]], u[o - offset[t]]);
+  return acc;
+}
+
+/* A tap, then npairs - 1 pairs (a star: its cell, then its arms). */
+GF_HD GF_FD_T GF_FD(gf_fd_star)(GF_FD_T acc, const GF_FD_T *u, int64_t o, int nterms,
+                                const int64_t *offset, const GF_FD_T *coef) {
+  acc = GF_FD(gf_fd_tap)(acc, coef[0], u[o + offset[0]]);
+  return GF_FD(gf_fd_pairs)(acc, u, o, nterms - 1, offset + 1, coef + 1);
+}
+
+/* One input's share of a declared stencil at element `o` (stencil.h's
+ * plan): its terms in order, each a tap or, with pair[t], a pair. */
+GF_HD GF_FD_T GF_FD(gf_fd_terms)(GF_FD_T acc, const GF_FD_T *u, int64_t o, int nterms,
+                                 const int64_t *offset, const GF_FD_T *coef,
+                                 const unsigned char *pair) {
+  for (int t = 0; t < nterms; t++)
+    acc = pair[t] ? GF_FD(gf_fd_pair)(acc, coef[t], u[o + offset[t]], u[o - offset[t]])
+                  : GF_FD(gf_fd_tap)(acc, coef[t], u[o + offset[t]]);
   return acc;
 }

@@ -747,9 +747,12 @@ struct Fd;
       return gf_fd_force_##S(x, amplitude, pattern);                                            \
     }                                                                                           \
     __device__ static T tap(T acc, T coef, T value) { return gf_fd_tap_##S(acc, coef, value); } \
-    __device__ static T taps(T acc, const T *u, int64_t o, int n, const int64_t *offset,        \
-                             const T *coef) {                                                   \
-      return gf_fd_taps_##S(acc, u, o, n, offset, coef);                                        \
+    __device__ static T pair(T acc, T coef, T value, T mirror) {                                \
+      return gf_fd_pair_##S(acc, coef, value, mirror);                                          \
+    }                                                                                           \
+    __device__ static T terms(T acc, const T *u, int64_t o, int n, const int64_t *offset,       \
+                              const T *coef, const unsigned char *pairs) {                      \
+      return gf_fd_terms_##S(acc, u, o, n, offset, coef, pairs);                                \
     }                                                                                           \
   };
 GF_FD_GPU_TRAITS(float, f32)

@@ -39,59 +39,80 @@ static int64_t stencil_points(const void *args) {
   return gf_fd_box_points(((const gf_stencil_args *)args)->box);
 }
 
-/* A row in pieces of kPiece cells, the taps outermost: each pass over a
- * piece adds up to kPass taps to every cell's sum, which vectorises; every
- * cell's sum still takes its terms in the order of gf_fd_taps on the GPU,
- * from 0. The first pass starts from 0 rather than a zeroed sum and the last
- * writes `out`, so a stencil of at most kPass taps is one pass, as a
- * hand-written loop. A pass of K taps is a loop with K a constant. */
-enum { kPiece = 512, kPass = 8 };
-#define STENCIL_CASE(S, K, SUM, FROM)                                                  \
-  case K:                                                                              \
-    for (int64_t j = 0; j < n; j++) SUM[j] = gf_fd_taps_##S(FROM, u, j, K, off, coef); \
+/* A row in pieces of kPiece cells, the terms outermost: each pass over a
+ * piece adds up to kPass terms, all taps, all pairs, or a tap and then
+ * pairs (a star: a Laplacian's cell and arms), to every cell's sum, which
+ * vectorises; every cell's sum still takes its terms in the order of
+ * gf_fd_terms on the GPU, from 0. The first pass starts from 0 rather than a
+ * zeroed sum and the last writes `out`, so a stencil of at most kPass terms
+ * of one kind is one pass, as a hand-written loop. A pass of K terms is a
+ * loop with K a constant. */
+enum { kPiece = 512, kPass = 13 }; /* 13: a 3-D order-8 star in one pass */
+#define STENCIL_CASE(S, FN, K, SUM, FROM)                        \
+  case K:                                                        \
+    _Pragma("omp simd") for (int64_t j = 0; j < n; j++) SUM[j] = \
+        gf_fd_##FN##_##S(FROM, u, j, K, off, coef);              \
     break;
 /* clang-format off: one case a line (clang-format reflows this list differently on each run) */
-#define STENCIL_CASES(S, SUM, FROM) \
-  STENCIL_CASE(S, 1, SUM, FROM)     \
-  STENCIL_CASE(S, 2, SUM, FROM)     \
-  STENCIL_CASE(S, 3, SUM, FROM)     \
-  STENCIL_CASE(S, 4, SUM, FROM)     \
-  STENCIL_CASE(S, 5, SUM, FROM)     \
-  STENCIL_CASE(S, 6, SUM, FROM)     \
-  STENCIL_CASE(S, 7, SUM, FROM)     \
-  STENCIL_CASE(S, 8, SUM, FROM)
+#define STENCIL_CASES(S, FN, SUM, FROM) \
+  STENCIL_CASE(S, FN, 1, SUM, FROM)     \
+  STENCIL_CASE(S, FN, 2, SUM, FROM)     \
+  STENCIL_CASE(S, FN, 3, SUM, FROM)     \
+  STENCIL_CASE(S, FN, 4, SUM, FROM)     \
+  STENCIL_CASE(S, FN, 5, SUM, FROM)     \
+  STENCIL_CASE(S, FN, 6, SUM, FROM)     \
+  STENCIL_CASE(S, FN, 7, SUM, FROM)     \
+  STENCIL_CASE(S, FN, 8, SUM, FROM)     \
+  STENCIL_CASE(S, FN, 9, SUM, FROM)     \
+  STENCIL_CASE(S, FN, 10, SUM, FROM)    \
+  STENCIL_CASE(S, FN, 11, SUM, FROM)    \
+  STENCIL_CASE(S, FN, 12, SUM, FROM)    \
+  STENCIL_CASE(S, FN, 13, SUM, FROM)
+enum { kTaps, kPairs, kStar }; /* a pass's terms */
+#define STENCIL_KINDS(S, SUM, FROM)                   \
+  if (kind == kPairs) {                               \
+    switch (k) { STENCIL_CASES(S, pairs, SUM, FROM) } \
+  } else if (kind == kStar) {                         \
+    switch (k) { STENCIL_CASES(S, star, SUM, FROM) }  \
+  } else {                                            \
+    switch (k) { STENCIL_CASES(S, taps, SUM, FROM) }  \
+  }
 /* clang-format on */
-#define STENCIL_ROW(T, S)                                                                          \
-  /* k (1..kPass) taps of u over n cells: sum = 0 + taps (start), sum += taps, or */               \
-  /* out = sum + taps (last); acc is the piece's running sum. */                                   \
-  static inline __attribute__((always_inline)) void stencil_pass_##S(                              \
-      T *restrict out, T *restrict acc, const T *restrict u, int64_t n, int k, const int64_t *off, \
-      const T *coef, int start, int last) {                                                        \
-    T *restrict to = last ? out : acc;                                                             \
-    if (start) {                                                                                   \
-      switch (k) { STENCIL_CASES(S, to, 0) }                                                       \
-    } else if (last) {                                                                             \
-      switch (k) { STENCIL_CASES(S, out, acc[j]) }                                                 \
-    } else {                                                                                       \
-      switch (k) { STENCIL_CASES(S, acc, acc[j]) }                                                 \
-    }                                                                                              \
-  }                                                                                                \
-  GF_CPU_CLONES static void stencil_row_##S(const void *ctx, int64_t o, int64_t len) {             \
-    const gf_stencil_plan_##S *p = ctx;                                                            \
-    T acc[kPiece];                                                                                 \
-    for (int64_t first = o; first < o + len; first += kPiece) {                                    \
-      const int64_t n = o + len - first < kPiece ? o + len - first : kPiece;                       \
-      int start = 1;                                                                               \
-      for (int i = 0; i < p->ninputs; i++)                                                         \
-        for (int t = 0; t < p->ntaps[i];) {                                                        \
-          int k = p->ntaps[i] - t < kPass ? p->ntaps[i] - t : kPass;                               \
-          int last = i == p->ninputs - 1 && t + k == p->ntaps[i];                                  \
-          stencil_pass_##S(p->out + first, acc, p->in[i] + first, n, k, &p->offset[i][t],          \
-                           &p->coef[i][t], start, last);                                           \
-          start = 0;                                                                               \
-          t += k;                                                                                  \
-        }                                                                                          \
-    }                                                                                              \
+#define STENCIL_ROW(T, S)                                                                        \
+  /* k (1..kPass) terms of u of one kind over n cells: sum = 0 + terms (start), */               \
+  /* sum += terms, or out = sum + terms (last); acc is the piece's running sum. */               \
+  static inline __attribute__((always_inline)) void stencil_pass_##S(                            \
+      T *restrict out, T *restrict acc, const T *restrict u, int64_t n, int k, int kind,         \
+      const int64_t *off, const T *coef, int start, int last) {                                  \
+    T *restrict to = last ? out : acc;                                                           \
+    if (start) {                                                                                 \
+      STENCIL_KINDS(S, to, 0)                                                                    \
+    } else if (last) {                                                                           \
+      STENCIL_KINDS(S, out, acc[j])                                                              \
+    } else {                                                                                     \
+      STENCIL_KINDS(S, acc, acc[j])                                                              \
+    }                                                                                            \
+  }                                                                                              \
+  GF_CPU_CLONES static void stencil_row_##S(const void *ctx, int64_t o, int64_t len) {           \
+    const gf_stencil_plan_##S *p = ctx;                                                          \
+    T acc[kPiece];                                                                               \
+    for (int64_t first = o; first < o + len; first += kPiece) {                                  \
+      const int64_t n = o + len - first < kPiece ? o + len - first : kPiece;                     \
+      int start = 1;                                                                             \
+      for (int i = 0; i < p->ninputs; i++)                                                       \
+        for (int t = 0; t < p->nterms[i];) {                                                     \
+          /* a run of one kind; a tap before pairs starts a star */                              \
+          const int star = !p->pair[i][t] && t + 1 < p->nterms[i] && p->pair[i][t + 1];          \
+          const int kind = star ? kStar : p->pair[i][t] ? kPairs : kTaps;                        \
+          int k = 1 + star;                                                                      \
+          while (k < kPass && t + k < p->nterms[i] && p->pair[i][t + k] == (kind != kTaps)) k++; \
+          int last = i == p->ninputs - 1 && t + k == p->nterms[i];                               \
+          stencil_pass_##S(p->out + first, acc, p->in[i] + first, n, k, kind, &p->offset[i][t],  \
+                           &p->coef[i][t], start, last);                                         \
+          start = 0;                                                                             \
+          t += k;                                                                                \
+        }                                                                                        \
+    }                                                                                            \
   }
 STENCIL_ROW(float, f32)
 STENCIL_ROW(double, f64)
@@ -152,11 +173,13 @@ const gf_kernel gf_kernel_stencil = {
     .stable = NULL,
     .equation =
         "out = sum over i of sum over (offset, c) in taps<i>: c * in<i>[cell + offset]\n"
-        "summed in that order, from 0; a tap is [o0, o1, c] (one offset per grid axis),\n"
+        "summed in that order, from 0, a tap followed by its mirror image with the same\n"
+        "c as one term, c * (in<i>[cell + offset] + in<i>[cell - offset]);\n"
+        "a tap is [o0, o1, c] (one offset per grid axis),\n"
         "or a named operator expanded with the grid's spacing and summed into the taps:\n"
         "  {laplacian: ORDER, times: X}: X * central second differences over dx^2\n"
         "  {derivative: ORDER, axis: D, times: X}: X * central d/dx_D (ORDER 2, 4, 8)\n"
-        "flops per point: 2 per tap",
+        "flops per point: 2 per tap, 3 per pair",
     .boundary =
         "updates the cells at least grid.halo from every edge (grid.halo >= the "
         "largest |offset|); the halo ring is never written and keeps its values",

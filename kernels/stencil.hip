@@ -4,8 +4,9 @@
  * remaining inputs' taps (and any list the tile does not take) from memory
  * cell by cell, added to `out` (a partial sum stored and read back is the
  * same value). Either way each cell's sum runs through fd_cell.h's
- * gf_fd_tap, input by input and tap by tap, as the CPU loop sums it; the
- * taps travel by value in the launch's arguments. */
+ * gf_fd_tap and gf_fd_pair, input by input and term by term (a tap, or a
+ * tap and its mirror image with the same coefficient: stencil.h), as the
+ * CPU loop sums it; the taps travel by value in the launch's arguments. */
 #include "fd_gpu.h"
 #include "stencil.h"
 
@@ -23,11 +24,13 @@ __host__ __device__ inline int place_of(int axis, int k, int radius) {
 }
 
 /* out = in0's taps from the tile, then those of the inputs that follow it
- * with one tap at the cell, up to P of them. With kAll, in0 has a tap at
- * every place of the tile's radius (a Laplacian's star, the common case),
- * so no tap is tested: tested, each tap of each cell cost a select beside
- * its multiply and add (the PTX of 2-D order 8: 320 of each a thread's
- * batch), and the stencil ran at 0.79 of the copy where heat ran at 0.87. */
+ * with one tap at the cell, up to P of them. The places -k and +k along an
+ * axis are one term where `pairs` has the bit of -k's place. With kAll, in0
+ * has a tap at every place of the tile's radius and every -k, +k is a pair
+ * (a Laplacian's star, the common case), so no tap is tested: tested, each
+ * tap of each cell cost a select beside its multiply and add (the PTX of
+ * 2-D order 8: 320 of each a thread's batch), and the stencil ran at 0.79
+ * of the copy where heat ran at 0.87. */
 template <typename T, bool kAll, int P>
 struct StencilScheme {
   typedef T Type;
@@ -37,6 +40,7 @@ struct StencilScheme {
   T point_coef[kPoints];   /* and their coefficients */
   T *out;
   uint32_t places; /* the places in0 has a tap at */
+  uint32_t pairs;  /* the places -k whose tap and +k's are one term */
   T coef[kPlaces]; /* and their coefficients */
 
   /* The register march, as measured on an H100 (scripts/bench/fd-tiles.sh,
@@ -53,10 +57,14 @@ struct StencilScheme {
   __device__ __forceinline__ T cell(At at, const T *p) const {
     T acc = 0;
     if (kAll || places & 1u) acc = Fd<T>::tap(acc, coef[0], at(0, 0));
-    GF_UNROLL for (int d = 0; d < NDIM; d++) GF_UNROLL for (int k = 1; k <= R; k++)
-        GF_UNROLL for (int side = -1; side <= 1; side += 2) {
-      const int place = place_of(d, side * k, R);
-      if (kAll || places >> place & 1u) acc = Fd<T>::tap(acc, coef[place], at(d, side * k));
+    GF_UNROLL for (int d = 0; d < NDIM; d++) GF_UNROLL for (int k = 1; k <= R; k++) {
+      const int minus = place_of(d, -k, R), plus = minus + 1;
+      if (kAll || pairs >> minus & 1u) {
+        acc = Fd<T>::pair(acc, coef[minus], at(d, -k), at(d, k));
+      } else {
+        if (places >> minus & 1u) acc = Fd<T>::tap(acc, coef[minus], at(d, -k));
+        if (places >> plus & 1u) acc = Fd<T>::tap(acc, coef[plus], at(d, k));
+      }
     }
     GF_UNROLL for (int i = 0; i < kPoints; i++) if (point[i]) acc =
         Fd<T>::tap(acc, point_coef[i], p[i]);
@@ -78,7 +86,8 @@ bool tile_places(const gf_stencil_args *a, StencilScheme<T, kAll, P> *s, int *ra
   if (reach > GF_FD_MAX_RADIUS) return false;
   *radius = reach <= 1 ? 1 : reach <= 2 ? 2 : 4;
   s->places = 0;
-  int last = -1;
+  s->pairs = 0;
+  int last = -1, paired = 0; /* paired: tap t is the second of a pair */
   for (int64_t t = 0; t < taps->count; t++) {
     const gf_point *tap = &taps->point[t];
     int axis = 0, axes = 0;
@@ -89,6 +98,13 @@ bool tile_places(const gf_stencil_args *a, StencilScheme<T, kAll, P> *s, int *ra
     s->places |= 1u << p;
     s->coef[p] = (T)tap->weight;
     last = p;
+    /* a pair in the list's order is -k then +k here: the order above */
+    if (!paired && gf_stencil_pair(taps, t)) {
+      s->pairs |= 1u << p;
+      paired = 1;
+    } else {
+      paired = 0;
+    }
   }
   return true;
 }
@@ -103,7 +119,7 @@ __global__ void __launch_bounds__(kBlockX)
       [&](int64_t o) {
         T acc = from ? p.out[o] : 0;
         for (int i = from; i < p.ninputs; i++)
-          acc = Fd<T>::taps(acc, p.in[i], o, p.ntaps[i], p.offset[i], p.coef[i]);
+          acc = Fd<T>::terms(acc, p.in[i], o, p.nterms[i], p.offset[i], p.coef[i], p.pair[i]);
         return acc;
       },
       [&](int64_t o, T acc) { p.out[o] = acc; });
@@ -115,7 +131,7 @@ template <typename Plan>
 int points_of(const Plan &plan) {
   int points = 0;
   while (1 + points < plan.ninputs && points < GF_STENCIL_INPUTS - 1 &&
-         plan.ntaps[1 + points] == 1 && plan.offset[1 + points][0] == 0)
+         plan.nterms[1 + points] == 1 && plan.offset[1 + points][0] == 0)
     points++;
   return points;
 }
@@ -144,10 +160,12 @@ int launch(const gf_stencil_args *a, const Plan &plan, hipStream_t stream) {
   if (tile_places(a, &s, &radius)) {
     const int points = points_of(plan);
     const uint32_t all = (2u << (2 * a->out.ndim * radius)) - 1; /* places 0 .. 2 ndim R */
+    const uint32_t all_pairs = all & 0xAAAAAAAAu;                /* the places -k: 1, 3, ... */
     hipError_t err;
-    if (s.places == all && points <= 1) {
+    if (s.places == all && s.pairs == all_pairs && points <= 1) {
       StencilScheme<T, true, 1> star;
       star.places = s.places;
+      star.pairs = s.pairs;
       memcpy(star.coef, s.coef, sizeof star.coef);
       err = launch_tile(a, plan, star, radius, points, &from, stream);
     } else {

@@ -435,9 +435,72 @@ static void check_stencil(const tgrid *g, gf_dtype dtype) {
   free(a), free(b), free(want), free(A), free(B), free(OUT);
 }
 
+/* A tap followed by its mirror image with the same coefficient is one term,
+ * c * (u[+o] + u[-o]), whichever comes first; other taps one at a time:
+ * bit for bit against the sum written out in the field's type. */
+#define PAIRS_REFERENCE(T)                                                                 \
+  static T pairs_reference_##T(const T *u, const tgrid *g, const int64_t i[3], int last) { \
+    int64_t c = tat(g, i[0], i[1], i[2]);                                                  \
+    int64_t s0 = tat(g, i[0] + 1, i[1], i[2]) - c;                                         \
+    int64_t sl = (last == 0   ? s0                                                         \
+                  : last == 1 ? tat(g, i[0], i[1] + 1, i[2]) - c                           \
+                              : tat(g, i[0], i[1], i[2] + 1) - c);                         \
+    T acc = 0;                                                                             \
+    acc = acc + (T)0.3 * u[c];                                                             \
+    acc = acc + (T)-0.7 * (u[c - s0] + u[c + s0]);                                         \
+    acc = acc + (T)0.45 * u[c - sl];                                                       \
+    acc = acc + (T)0.55 * u[c + sl];                                                       \
+    acc = acc + (T)0.2 * (u[c + 2 * s0] + u[c - 2 * s0]);                                  \
+    return acc;                                                                            \
+  }
+PAIRS_REFERENCE(float)
+PAIRS_REFERENCE(double)
+
+static void check_stencil_pairs(const tgrid *g, gf_dtype dtype) {
+  unsigned seed = (unsigned)(g->ndim * 7 + dtype + 1);
+  int64_t n = tcells(g);
+  double *a = tvalues(n, dtype, -1, 1, &seed), *zero = calloc((size_t)n, sizeof *zero);
+  void *A = tcopy(a, n, dtype), *OUT = tcopy(zero, n, dtype);
+  int last = g->ndim - 1;
+  gf_point taps[7] = {{{0, 0, 0}, 0.3},  {{-1, 0, 0}, -0.7}, {{1, 0, 0}, -0.7}, {{0, 0, 0}, 0.45},
+                      {{0, 0, 0}, 0.55}, {{2, 0, 0}, 0.2},   {{-2, 0, 0}, 0.2}};
+  taps[3].at[last] = -1, taps[4].at[last] = 1;
+  if (dtype == GF_F32) /* the coefficients as the field's type holds them */
+    for (int t = 0; t < 7; t++) taps[t].weight = (float)taps[t].weight;
+  gf_stencil_args args = {.out = tarray(OUT, dtype, g),
+                          .in = {tarray(A, dtype, g)},
+                          .taps = {{taps, 7}},
+                          .box = tbox(g)};
+  char why[256] = "";
+  CHECK_INT(gf_kernel_stencil.check(&args, why, sizeof why), 0);
+  CHECK(gf_stencil_pair(&args.taps[0], 1) && !gf_stencil_pair(&args.taps[0], 3) &&
+        gf_stencil_pair(&args.taps[0], 5) && !gf_stencil_pair(&args.taps[0], 0));
+  gf_kernel_stencil.run_cpu(&args);
+  int64_t wrong = 0;
+  for (int64_t i0 = 0; i0 < g->n[0]; i0++)
+    for (int64_t i1 = 0; i1 < g->n[1]; i1++)
+      for (int64_t i2 = 0; i2 < g->n[2]; i2++) {
+        int64_t i[3] = {i0, i1, i2}, o = tat(g, i0, i1, i2);
+        if (!tinterior(g, i)) continue;
+        if (dtype == GF_F64) {
+          double want = pairs_reference_double(A, g, i, last);
+          wrong += memcmp(&want, (double *)OUT + o, sizeof want) != 0;
+        } else {
+          float want = pairs_reference_float(A, g, i, last);
+          wrong += memcmp(&want, (float *)OUT + o, sizeof want) != 0;
+        }
+      }
+  if (wrong) fprintf(stderr, "stencil pairs %d-D: %lld cells differ\n", g->ndim, (long long)wrong);
+  CHECK(wrong == 0);
+  free(a), free(zero), free(A), free(OUT);
+}
+
 static void test_stencil_matches_reference(void) {
   for (int g = 0; g < 3; g++)
-    for (int t = GF_F32; t <= GF_F64; t++) check_stencil(&test_grids[g], t);
+    for (int t = GF_F32; t <= GF_F64; t++) {
+      check_stencil(&test_grids[g], t);
+      check_stencil_pairs(&test_grids[g], t);
+    }
 }
 
 /* A launch updates exactly its box: the interior in four pieces (split

@@ -152,11 +152,17 @@ int main(int argc, char **argv) {
           p.at[d] = k;
           taps[i].push_back(p);
         };
+        // the -k and +k taps with one coefficient (a pair, one term: stencil.h): none,
+        // every one (a Laplacian's star) or some of them
         add(0, 0, 0, drand());
+        int pairing = irand(0, 2);
         for (int d = 0; d < ndim; d++)
-          for (int k = 1; k <= radius; k++)
+          for (int k = 1; k <= radius; k++) {
+            double c = drand();
+            bool pair = pairing == 1 || (pairing == 2 && irand(0, 1));
             for (int side = -1; side <= 1; side += 2)
-              if (variant != 1 || irand(0, 2)) add(0, d, side * k, drand());
+              if (variant != 1 || irand(0, 2)) add(0, d, side * k, pair ? c : drand());
+          }
         if (variant == 1 && irand(0, 1)) taps[0].erase(taps[0].begin());
         if (taps[0].empty()) add(0, 0, 0, 0.5);
         if (variant == 2) { gf_point p = {{1, ndim > 1 ? 1 : 0, 0}, 0.25}; taps[0].push_back(p); }

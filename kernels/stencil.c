@@ -40,79 +40,106 @@ static int64_t stencil_points(const void *args) {
 }
 
 /* A row in pieces of kPiece cells, the terms outermost: each pass over a
- * piece adds up to kPass terms, all taps, all pairs, or a tap and then
- * pairs (a star: a Laplacian's cell and arms), to every cell's sum, which
- * vectorises; every cell's sum still takes its terms in the order of
+ * piece adds a run of terms to every cell's sum, as an `omp simd` loop over
+ * the cells; every cell's sum still takes its terms in the order of
  * gf_fd_terms on the GPU, from 0. The first pass starts from 0 rather than a
- * zeroed sum and the last writes `out`, so a stencil of at most kPass terms
- * of one kind is one pass, as a hand-written loop. A pass of K terms is a
- * loop with K a constant. */
-enum { kPiece = 512, kPass = 13 }; /* 13: a 3-D order-8 star in one pass */
+ * zeroed sum and the last writes `out`, so a stencil of one pass is one
+ * loop, as a hand-written one. A pass of up to kPass taps, or the first
+ * pass of a star (a tap, then pairs: a Laplacian's cell and arms) of up to
+ * kStar terms, is a loop with their count a constant (fully unrolled);
+ * other runs with pairs sum the plan's terms in a loop of their own. The
+ * unrolled kinds are few: each is compiled for every count, type, start
+ * or not, and CPU (a 3-D order-8 star is 13 terms). */
+enum { kPiece = 512, kPass = 8, kStar = 13 };
+enum { kTapsPass, kStarPass, kTermsPass }; /* a pass's kind */
 #define STENCIL_CASE(S, FN, K, SUM, FROM)                        \
   case K:                                                        \
     _Pragma("omp simd") for (int64_t j = 0; j < n; j++) SUM[j] = \
         gf_fd_##FN##_##S(FROM, u, j, K, off, coef);              \
     break;
 /* clang-format off: one case a line (clang-format reflows this list differently on each run) */
-#define STENCIL_CASES(S, FN, SUM, FROM) \
-  STENCIL_CASE(S, FN, 1, SUM, FROM)     \
-  STENCIL_CASE(S, FN, 2, SUM, FROM)     \
-  STENCIL_CASE(S, FN, 3, SUM, FROM)     \
-  STENCIL_CASE(S, FN, 4, SUM, FROM)     \
-  STENCIL_CASE(S, FN, 5, SUM, FROM)     \
-  STENCIL_CASE(S, FN, 6, SUM, FROM)     \
-  STENCIL_CASE(S, FN, 7, SUM, FROM)     \
-  STENCIL_CASE(S, FN, 8, SUM, FROM)     \
-  STENCIL_CASE(S, FN, 9, SUM, FROM)     \
-  STENCIL_CASE(S, FN, 10, SUM, FROM)    \
-  STENCIL_CASE(S, FN, 11, SUM, FROM)    \
-  STENCIL_CASE(S, FN, 12, SUM, FROM)    \
-  STENCIL_CASE(S, FN, 13, SUM, FROM)
-enum { kTaps, kPairs, kStar }; /* a pass's terms */
-#define STENCIL_KINDS(S, SUM, FROM)                   \
-  if (kind == kPairs) {                               \
-    switch (k) { STENCIL_CASES(S, pairs, SUM, FROM) } \
-  } else if (kind == kStar) {                         \
-    switch (k) { STENCIL_CASES(S, star, SUM, FROM) }  \
-  } else {                                            \
-    switch (k) { STENCIL_CASES(S, taps, SUM, FROM) }  \
+#define STENCIL_TAPS(S, SUM, FROM)      \
+  switch (k) {                          \
+    STENCIL_CASE(S, taps, 1, SUM, FROM) \
+    STENCIL_CASE(S, taps, 2, SUM, FROM) \
+    STENCIL_CASE(S, taps, 3, SUM, FROM) \
+    STENCIL_CASE(S, taps, 4, SUM, FROM) \
+    STENCIL_CASE(S, taps, 5, SUM, FROM) \
+    STENCIL_CASE(S, taps, 6, SUM, FROM) \
+    STENCIL_CASE(S, taps, 7, SUM, FROM) \
+    STENCIL_CASE(S, taps, 8, SUM, FROM) \
+  }
+#define STENCIL_STAR(S, SUM)          \
+  switch (k) {                        \
+    STENCIL_CASE(S, star, 2, SUM, 0)  \
+    STENCIL_CASE(S, star, 3, SUM, 0)  \
+    STENCIL_CASE(S, star, 4, SUM, 0)  \
+    STENCIL_CASE(S, star, 5, SUM, 0)  \
+    STENCIL_CASE(S, star, 6, SUM, 0)  \
+    STENCIL_CASE(S, star, 7, SUM, 0)  \
+    STENCIL_CASE(S, star, 8, SUM, 0)  \
+    STENCIL_CASE(S, star, 9, SUM, 0)  \
+    STENCIL_CASE(S, star, 10, SUM, 0) \
+    STENCIL_CASE(S, star, 11, SUM, 0) \
+    STENCIL_CASE(S, star, 12, SUM, 0) \
+    STENCIL_CASE(S, star, 13, SUM, 0) \
   }
 /* clang-format on */
-#define STENCIL_ROW(T, S)                                                                        \
-  /* k (1..kPass) terms of u of one kind over n cells: sum = 0 + terms (start), */               \
-  /* sum += terms, or out = sum + terms (last); acc is the piece's running sum. */               \
-  static inline __attribute__((always_inline)) void stencil_pass_##S(                            \
-      T *restrict out, T *restrict acc, const T *restrict u, int64_t n, int k, int kind,         \
-      const int64_t *off, const T *coef, int start, int last) {                                  \
-    T *restrict to = last ? out : acc;                                                           \
-    if (start) {                                                                                 \
-      STENCIL_KINDS(S, to, 0)                                                                    \
-    } else if (last) {                                                                           \
-      STENCIL_KINDS(S, out, acc[j])                                                              \
-    } else {                                                                                     \
-      STENCIL_KINDS(S, acc, acc[j])                                                              \
-    }                                                                                            \
-  }                                                                                              \
-  GF_CPU_CLONES static void stencil_row_##S(const void *ctx, int64_t o, int64_t len) {           \
-    const gf_stencil_plan_##S *p = ctx;                                                          \
-    T acc[kPiece];                                                                               \
-    for (int64_t first = o; first < o + len; first += kPiece) {                                  \
-      const int64_t n = o + len - first < kPiece ? o + len - first : kPiece;                     \
-      int start = 1;                                                                             \
-      for (int i = 0; i < p->ninputs; i++)                                                       \
-        for (int t = 0; t < p->nterms[i];) {                                                     \
-          /* a run of one kind; a tap before pairs starts a star */                              \
-          const int star = !p->pair[i][t] && t + 1 < p->nterms[i] && p->pair[i][t + 1];          \
-          const int kind = star ? kStar : p->pair[i][t] ? kPairs : kTaps;                        \
-          int k = 1 + star;                                                                      \
-          while (k < kPass && t + k < p->nterms[i] && p->pair[i][t + k] == (kind != kTaps)) k++; \
-          int last = i == p->ninputs - 1 && t + k == p->nterms[i];                               \
-          stencil_pass_##S(p->out + first, acc, p->in[i] + first, n, k, kind, &p->offset[i][t],  \
-                           &p->coef[i][t], start, last);                                         \
-          start = 0;                                                                             \
-          t += k;                                                                                \
-        }                                                                                        \
-    }                                                                                            \
+#define STENCIL_TERMS(S, SUM, FROM)                            \
+  _Pragma("omp simd") for (int64_t j = 0; j < n; j++) SUM[j] = \
+      gf_fd_terms_##S(FROM, u, j, k, off, coef, pair);
+#define STENCIL_ROW(T, S)                                                                       \
+  /* k terms of u of one kind over n cells: sum = 0 + terms (start), sum += terms, */           \
+  /* or out = sum + terms (last); acc is the piece's running sum. */                            \
+  static inline __attribute__((always_inline)) void stencil_pass_##S(                           \
+      T *restrict out, T *restrict acc, const T *restrict u, int64_t n, int k, int kind,        \
+      const int64_t *off, const T *coef, const unsigned char *pair, int start, int last) {      \
+    T *restrict to = last ? out : acc;                                                          \
+    if (kind == kTermsPass) {                                                                   \
+      if (start) {                                                                              \
+        STENCIL_TERMS(S, to, 0)                                                                 \
+      } else if (last) {                                                                        \
+        STENCIL_TERMS(S, out, acc[j])                                                           \
+      } else {                                                                                  \
+        STENCIL_TERMS(S, acc, acc[j])                                                           \
+      }                                                                                         \
+    } else if (kind == kStarPass) {                                                             \
+      STENCIL_STAR(S, to)                                                                       \
+    } else if (start) {                                                                         \
+      STENCIL_TAPS(S, to, 0)                                                                    \
+    } else if (last) {                                                                          \
+      STENCIL_TAPS(S, out, acc[j])                                                              \
+    } else {                                                                                    \
+      STENCIL_TAPS(S, acc, acc[j])                                                              \
+    }                                                                                           \
+  }                                                                                             \
+  GF_CPU_CLONES static void stencil_row_##S(const void *ctx, int64_t o, int64_t len) {          \
+    const gf_stencil_plan_##S *p = ctx;                                                         \
+    T acc[kPiece];                                                                              \
+    for (int64_t first = o; first < o + len; first += kPiece) {                                 \
+      const int64_t n = o + len - first < kPiece ? o + len - first : kPiece;                    \
+      int start = 1;                                                                            \
+      for (int i = 0; i < p->ninputs; i++)                                                      \
+        for (int t = 0; t < p->nterms[i];) {                                                    \
+          const unsigned char *pair = &p->pair[i][t];                                           \
+          const int left = p->nterms[i] - t;                                                    \
+          int kind = kTermsPass, k = 1;                                                         \
+          if (start && left > 1 && !pair[0] && pair[1]) { /* a star: the tap, its pairs */      \
+            kind = kStarPass;                                                                   \
+            while (k < kStar && k < left && pair[k]) k++;                                       \
+          } else if (!pair[0]) { /* taps */                                                     \
+            kind = kTapsPass;                                                                   \
+            while (k < kPass && k < left && !pair[k]) k++;                                      \
+          } else { /* from a pair on: the rest of the input's terms */                          \
+            k = left;                                                                           \
+          }                                                                                     \
+          int last = i == p->ninputs - 1 && k == left;                                          \
+          stencil_pass_##S(p->out + first, acc, p->in[i] + first, n, k, kind, &p->offset[i][t], \
+                           &p->coef[i][t], pair, start, last);                                  \
+          start = 0;                                                                            \
+          t += k;                                                                               \
+        }                                                                                       \
+    }                                                                                           \
   }
 STENCIL_ROW(float, f32)
 STENCIL_ROW(double, f64)

@@ -127,12 +127,13 @@ typedef struct replay {
   double prepared_s; /* the time that took */
 } replay;
 
-/* The staging buffer of a direct file's open batch (gf_file.direct). */
-typedef struct batch_stage {
+/* A staging buffer taken from the writer (gf_writer_acquire), until it is
+ * handed back with its planes. */
+typedef struct staged_buffer {
   int slot; /* -1: none taken */
   void *buffer;
   gf_event *ready;
-} batch_stage;
+} staged_buffer;
 
 typedef struct run {
   const gf_workflow *wf;
@@ -147,12 +148,9 @@ typedef struct run {
   gf_event **events; /* the program's flat event table */
   int nstreams, nevents;
   gf_writer *writer;
-  void **temps; /* the program's temporaries (GF_I_ALLOC) */
-  /* the staging buffer the last GF_I_STAGE took */
-  int staged_slot;
-  void *staged;
-  gf_event *staged_ready;
-  batch_stage *stages;    /* [file] */
+  void **temps;           /* the program's temporaries (GF_I_ALLOC) */
+  staged_buffer staged;   /* what the last GF_I_STAGE took, for a plane or a batch */
+  staged_buffer *batches; /* [file]: a direct file's open batch (gf_file.direct) */
   int64_t *count;         /* instances run, per task */
   gf_task_timing *timing; /* busy time per task, summed by the backend's sink */
   int64_t *host_busy_ns;  /* per task: host calls of tasks that communicate (MPI) */
@@ -367,24 +365,30 @@ static gf_status set_params(run *r, const gf_instr *in, int64_t n) {
 static void *operand_address(run *r, const gf_operand *o) {
   switch (o->kind) {
     case GF_OPND_STAGED:
-      return r->staged;
+      return r->staged.buffer;
     case GF_OPND_TEMP:
       return r->temps[o->temp];
     case GF_OPND_BUFFER:
       return (char *)r->buffers[o->temp] + o->offset;
     case GF_OPND_BATCH:
-      return (char *)r->stages[o->temp].buffer + o->offset;
+      return (char *)r->batches[o->temp].buffer + o->offset;
     default:
       return o->bound;
   }
 }
 
-/* Hands the writer the batch of file `file` in staging buffer `slot`: the
- * planes of its task's instances first .. first + count - 1 (ring slots
- * 0 .. count - 1) or, for an output read from its field's ring, of steps
- * first .. first + count - 1, leaving out those a flush already wrote
- * (plane -1). */
-static gf_status submit_batch(run *r, int file, int slot, int64_t first, int count) {
+/* The staging buffer that file `file`'s next copy fills: its open batch's
+ * if it is staged directly, else the one the last GF_I_STAGE took. */
+static staged_buffer *staged_for(run *r, int file) {
+  return file >= 0 && r->wf->files[file].direct ? &r->batches[file] : &r->staged;
+}
+
+/* Hands the writer the batch of file `file` in `buffer`: the planes of its
+ * task's instances first .. first + count - 1 (ring slots 0 .. count - 1)
+ * or, for an output read from its field's ring, of steps first .. first +
+ * count - 1, leaving out those a flush already wrote (plane -1). The next
+ * copy takes a buffer. */
+static gf_status submit_batch(run *r, int file, staged_buffer *buffer, int64_t first, int count) {
   const gf_file *f = &r->wf->files[file];
   int64_t *planes = r->batch_planes, *steps = r->batch_planes + f->batch;
   for (int i = 0; i < count; i++) {
@@ -396,16 +400,9 @@ static gf_status submit_batch(run *r, int file, int slot, int64_t first, int cou
     if (st != GF_OK) return st;
     planes[i] = (int64_t)plane;
   }
-  gf_writer_submit_batch(r->writer, slot, file, count, planes, steps);
+  gf_writer_submit_batch(r->writer, buffer->slot, file, count, planes, steps);
+  *buffer = (staged_buffer){.slot = -1};
   return GF_OK;
-}
-
-/* A direct file's batch to the writer; the next instance takes a buffer. */
-static gf_status submit_stage(run *r, int file, int64_t first, int count) {
-  batch_stage *stage = &r->stages[file];
-  gf_status st = submit_batch(r, file, stage->slot, first, count);
-  *stage = (batch_stage){.slot = -1};
-  return st;
 }
 
 /* A batched output's open batch at step n: how many planes, from which
@@ -434,6 +431,11 @@ static int open_batch(const run *r, const gf_file *f, int64_t n, int64_t *first,
   return open;
 }
 
+static gf_status flush_failed(run *r, const gf_file *f, int64_t n) {
+  return gf_diag_error(r->diag, GF_INTERNAL, "output copy failed: task '%s', step %" PRId64 ": %s",
+                       r->wf->tasks[f->task].name, n, r->b->error);
+}
+
 /* With every stream drained: the planes of each batched output's open
  * batch (its instances through step n since its last full batch) go from
  * the device-side ring to the writer, before a checkpoint or at the end. */
@@ -454,27 +456,20 @@ static gf_status flush_batches(run *r, int64_t n) {
       r->flushed_through[i] = n > r->flushed_through[i] ? n : r->flushed_through[i];
       continue;
     }
-    if (f->direct) { /* its planes are in its buffer, the streams drained */
-      if (b->ops->event_record(b, r->stages[i].ready, r->streams[0]) != GF_OK)
-        return gf_diag_error(r->diag, GF_INTERNAL,
-                             "output copy failed: task '%s', step %" PRId64 ": %s",
-                             wf->tasks[f->task].name, n, b->error);
-      gf_status st = submit_stage(r, i, first, open);
+    /* out of the ring into a buffer (a direct file's planes are in its own),
+     * then, the streams drained, the buffer to the writer */
+    staged_buffer *buffer = staged_for(r, i);
+    if (!f->direct) {
+      gf_status st = gf_writer_acquire(r->writer, &buffer->slot, &buffer->buffer, &buffer->ready);
       if (st != GF_OK) return st;
-      r->flushed_through[i] = n;
-      continue;
+      if (b->ops->copy_async(b, r->streams[0], buffer->buffer, from,
+                             (size_t)open * wf->fields[f->field].bytes,
+                             (gf_tag){f->task, n, 0}) != GF_OK)
+        return flush_failed(r, f, n);
     }
-    gf_tag tag = {f->task, n, 0};
-    gf_status st = gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
-    if (st != GF_OK) return st;
-    if (b->ops->copy_async(b, r->streams[0], r->staged, from,
-                           (size_t)open * wf->fields[f->field].bytes, tag) != GF_OK ||
-        b->ops->event_record(b, r->staged_ready, r->streams[0]) != GF_OK)
-      return gf_diag_error(r->diag, GF_INTERNAL,
-                           "output copy failed: task '%s', step %" PRId64 ": %s",
-                           wf->tasks[f->task].name, n, b->error);
-    st = submit_batch(r, i, r->staged_slot, first, open);
-    r->staged_slot = -1;
+    if (b->ops->event_record(b, buffer->ready, r->streams[0]) != GF_OK)
+      return flush_failed(r, f, n);
+    gf_status st = submit_batch(r, i, buffer, first, open);
     if (st != GF_OK) return st;
     r->flushed_through[i] = n;
   }
@@ -526,8 +521,7 @@ static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
       return GF_OK;
     case GF_I_RECORD:
       if (in->event < 0) {
-        gf_event *ready = in->batch > 0 ? r->stages[in->file].ready : r->staged_ready;
-        if (b->ops->event_record(b, ready, stream) != GF_OK)
+        if (b->ops->event_record(b, staged_for(r, in->file)->ready, stream) != GF_OK)
           return device_failure(r, in, n, "output copy");
       } else if (b->ops->event_record(b, r->events[in->event], stream) != GF_OK) {
         return device_failure(r, in, n, "event record");
@@ -548,28 +542,24 @@ static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
     case GF_I_HOST_CALL:
       r->host.stream = in->stream;
       return in->call(&r->host, r->wf, in->task, n, in->call_data);
-    case GF_I_STAGE:
-      if (in->batch > 0) { /* a direct file's open batch: its buffer, if not taken */
-        batch_stage *stage = &r->stages[in->file];
-        return stage->slot >= 0
-                   ? GF_OK
-                   : gf_writer_acquire(r->writer, &stage->slot, &stage->buffer, &stage->ready);
-      }
-      return gf_writer_acquire(r->writer, &r->staged_slot, &r->staged, &r->staged_ready);
+    case GF_I_STAGE: { /* a buffer, unless the one to fill has one (a direct batch's) */
+      staged_buffer *buffer = staged_for(r, in->file);
+      return buffer->slot >= 0
+                 ? GF_OK
+                 : gf_writer_acquire(r->writer, &buffer->slot, &buffer->buffer, &buffer->ready);
+    }
     case GF_I_WRITE: {
       if (in->batch > 0) { /* the task's last `batch` instances, or steps */
-        const gf_file *f = &r->wf->files[in->file];
-        int64_t last = f->from_ring ? n + 1 : gf_program_instances_through(r->program, in->task, n);
-        if (f->direct) return submit_stage(r, in->file, last - in->batch, in->batch);
-        st = submit_batch(r, in->file, r->staged_slot, last - in->batch, in->batch);
-        r->staged_slot = -1;
-        return st;
+        int64_t last = r->wf->files[in->file].from_ring
+                           ? n + 1
+                           : gf_program_instances_through(r->program, in->task, n);
+        return submit_batch(r, in->file, staged_for(r, in->file), last - in->batch, in->batch);
       }
       st = GF_OK;
       double plane = gf_eval_number(r->eval, in->param, in->task, n, &st);
       if (st != GF_OK) return st;
-      gf_writer_submit(r->writer, r->staged_slot, in->file, (int64_t)plane, n);
-      r->staged_slot = -1;
+      gf_writer_submit(r->writer, r->staged.slot, in->file, (int64_t)plane, n);
+      r->staged = (staged_buffer){.slot = -1};
       return GF_OK;
     }
     case GF_I_ALLOC:
@@ -1823,7 +1813,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
            .b = b,
            .diag = diag,
            .eval = eval,
-           .staged_slot = -1,
+           .staged = {.slot = -1},
            .check_pending = -1,
            .checkpoint_step = -1,
            .fence_steps = FENCE_STEPS};
@@ -1859,10 +1849,10 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   for (int i = 0; i < wf->nfiles; i++)
     if (wf->files[i].batch > largest_batch) largest_batch = wf->files[i].batch;
   r.flushed_through = gf_calloc((size_t)wf->nfiles + 1, sizeof *r.flushed_through);
-  r.stages = gf_calloc((size_t)wf->nfiles + 1, sizeof *r.stages);
-  for (int i = 0; r.stages && i < wf->nfiles; i++) r.stages[i].slot = -1;
+  r.batches = gf_calloc((size_t)wf->nfiles + 1, sizeof *r.batches);
+  for (int i = 0; r.batches && i < wf->nfiles; i++) r.batches[i].slot = -1;
   r.batch_planes = gf_calloc(2 * (size_t)largest_batch, sizeof *r.batch_planes);
-  if (st == GF_OK && (!r.flushed_through || !r.batch_planes || !r.stages))
+  if (st == GF_OK && (!r.flushed_through || !r.batch_planes || !r.batches))
     st = gf_oom(diag, "starting the run");
   if (st == GF_OK && options->trace_path) st = start_trace(&r, options);
   if (st == GF_OK) st = gf_memory_create(b, wf, init_field, eval, diag, &r.memory);
@@ -2019,7 +2009,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   gf_memory_destroy(r.memory);
   free(r.count);
   free(r.flushed_through);
-  free(r.stages);
+  free(r.batches);
   free(r.batch_planes);
   free(r.temps);
   free(r.buffers); /* their memory goes with r.memory */

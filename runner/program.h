@@ -32,14 +32,14 @@
 typedef enum gf_instr_kind {
   GF_I_LAUNCH,        /* stream: a kernel with its bound argument struct */
   GF_I_COPY,          /* stream: dst <- src, `bytes` */
-  GF_I_RECORD,        /* stream: record event `event` (-1: the staged buffer's; with `batch`,
-                         the buffer of file `file`'s open batch) */
+  GF_I_RECORD,        /* stream: record event `event` (-1: the staged buffer's; with `file`,
+                         the buffer of a direct file's open batch) */
   GF_I_WAIT,          /* stream: wait for event `event` */
   GF_I_HOST_WAIT,     /* host: wait for event `event` */
   GF_I_HOST_SYNC,     /* host: wait for all work issued to stream `other` */
   GF_I_HOST_CALL,     /* host: a task kind's function, in issue order */
   GF_I_STAGE,         /* host: take a free output staging buffer (waits for one); with
-                         `batch`, one for file `file`'s open batch unless it has one */
+                         `file`, one for a direct file's open batch unless it has one */
   GF_I_WRITE,         /* host: hand the staged buffer to the writer as plane `param` of `file` */
   GF_I_ALLOC,         /* stream: temporary `temp`, `bytes` in `space`, from the run's pool */
   GF_I_FREE,          /* stream: temporary `temp` (in `space`) back to the pool */
@@ -125,7 +125,8 @@ typedef struct gf_instr {
   size_t bytes;         /* GF_I_COPY, GF_I_ALLOC */
   gf_space space;       /* GF_I_ALLOC */
   int temp;             /* GF_I_ALLOC, GF_I_FREE */
-  int file;             /* GF_I_WRITE, a batch's GF_I_STAGE and GF_I_RECORD: index into wf->files */
+  int file;             /* GF_I_WRITE, a direct batch's GF_I_STAGE and GF_I_RECORD: index into
+                           wf->files (-1: none) */
   const gf_expr *param; /* GF_I_WRITE: the plane */
   int batch;            /* GF_I_WRITE: > 0, the staged buffer holds the planes of the task's
                            last `batch` instances (gf_program_instance), one after another */

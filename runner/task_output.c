@@ -129,9 +129,7 @@ static void emit_direct(gf_emitter *e, const gf_workflow *wf, int file, const gf
   size_t bytes = wf->fields[f->field].bytes;
   int k = f->batch;
   int64_t slot = gf_emit_count_instance(e) % k;
-  gf_instr *stage = gf_emit(e, GF_I_STAGE);
-  stage->file = file;
-  stage->batch = k;
+  gf_emit(e, GF_I_STAGE)->file = file;
   if (slot > 0) gf_emit(e, GF_I_WAIT)->event = gf_emit_event(e, 0);
   gf_instr *copy = gf_emit(e, GF_I_COPY);
   copy->src = gf_emit_access(e, 0);
@@ -142,7 +140,6 @@ static void emit_direct(gf_emitter *e, const gf_workflow *wf, int file, const gf
   gf_instr *ready = gf_emit(e, GF_I_RECORD);
   ready->event = -1;
   ready->file = file;
-  ready->batch = k;
   gf_instr *write = gf_emit(e, GF_I_WRITE);
   write->file = file;
   write->param = plane;

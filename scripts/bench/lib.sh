@@ -1,7 +1,8 @@
 # lib.sh - what the benchmark scripts share (sourced by gpu.sh, pool.sh,
 # kernels.sh and ghost_exchange.sh): a temporary folder for outputs in /dev/shm
-# (else $TMPDIR), removed on exit, and helpers. Set `bin` (the binaries' folder) and `repeat` first;
-# `gflow` (default $bin/gflow) and `backend` (default gpu) may be set too.
+# (else $TMPDIR), removed on exit, and helpers (json, low, median, calc,
+# gflow_ms). Set `bin` (the binaries' folder) and `repeat` first; `gflow`
+# (default $bin/gflow) and `backend` (default gpu) may be set too.
 out=/dev/shm
 [ -d "$out" ] && [ -w "$out" ] || out=${TMPDIR:-/tmp}
 tmp=$(mktemp -d "$out/gflow-bench.XXXXXX")
@@ -9,6 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 json() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
 low() { sort -g | head -1; }
+median() { sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
 
 # gflow_ms WORKFLOW [--set ...]: gflow's loop time from timings.json in ms,

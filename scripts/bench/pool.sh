@@ -63,7 +63,6 @@ for r in $(seq 0 $((rounds - 1))); do
     times[v]+="$(repeat=1 gflow_ms ${variants[v]} --set check=off) "
   done
 done
-median() { sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 pre=$(printf '%s\n' ${times[0]} | low)
 pre_median=$(printf '%s\n' ${times[0]} | median)
 for v in "${!variants[@]}"; do

@@ -11,7 +11,8 @@
 #      640 steps) against the same run with the fields preallocated, and
 #      workflows/wave2d.yaml for reference: the loop's time, best and median
 #      of ROUNDS rounds in which the variants take turns (the launch-bound
-#      loop moves by 10% from run to run on one GPU).
+#      loop moves by 10% from run to run on one GPU), and the median of the
+#      rounds' ratios to the preallocated run (paired).
 # Targets (issue 13, on the GPU): the resource-aware pool at least 10x the
 # per-step rate and no slower than async; per-step temporaries within 1.02x
 # of preallocated.
@@ -40,7 +41,7 @@ done
 
 echo
 echo "2. seed workload, 256^2, 640 steps, a snapshot every step (outputs in $out)"
-printf '%-54s %10s %10s %10s %10s\n' "run" "best ms" "ratio" "median ms" "ratio"
+printf '%-54s %9s %7s %9s %7s %7s\n' "run" "best ms" "ratio" "median ms" "ratio" "paired"
 # The variants take turns, one run each per round, so that drift of the
 # machine hits them alike; each keeps its best and median of ROUNDS rounds.
 labels=("wave2d_scratch, fields preallocated"
@@ -63,11 +64,14 @@ for r in $(seq 0 $((rounds - 1))); do
     times[v]+="$(repeat=1 gflow_ms ${variants[v]} --set check=off) "
   done
 done
+# paired: the median over rounds of the variant's time over the preallocated
+# run's in the same round (drift between rounds cancels).
 pre=$(printf '%s\n' ${times[0]} | low)
 pre_median=$(printf '%s\n' ${times[0]} | median)
 for v in "${!variants[@]}"; do
   ms=$(printf '%s\n' ${times[v]} | low)
   mid=$(printf '%s\n' ${times[v]} | median)
-  printf '%-54s %10.3f %10s %10.3f %10s\n' "${labels[v]}" "$ms" "$(calc "$ms / $pre")" "$mid" \
-    "$(calc "$mid / $pre_median")"
+  paired=$(paste <(printf '%s\n' ${times[v]}) <(printf '%s\n' ${times[0]}) | awk '{print $1 / $2}' | median)
+  printf '%-54s %9.3f %7s %9.3f %7s %7s\n' "${labels[v]}" "$ms" "$(calc "$ms / $pre")" "$mid" \
+    "$(calc "$mid / $pre_median")" "$(calc "$paired")"
 done

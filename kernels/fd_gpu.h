@@ -79,6 +79,9 @@
 #ifndef GF_FD_BLOCK_Y_3D
 #define GF_FD_BLOCK_Y_3D 8 /* and along axis 1 */
 #endif
+#ifndef GF_FD_MARCH_BLOCKS_3D
+#define GF_FD_MARCH_BLOCKS_3D 1 /* 3-D march blocks an SM should hold (caps the registers) */
+#endif
 /* Which tile walks 2-D and 3-D boxes: 0, the scheme's tile(ndim, radius)
  * (measured per scheme); 1, 2, 3: the register march, the shared-memory
  * plane or the point tile for every scheme (a study: fd-tiles.sh). */
@@ -286,7 +289,9 @@ __device__ __forceinline__ T laplacian(const Lap &L, At at) {
  * march (2-D) or a row of axis 1 (3-D, marches by blockIdx.z); grid-strided
  * past the grid's limits. */
 template <typename Scheme, int NDIM, int R, int V>
-__global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY) march_kernel(Scheme s, Walk w) {
+__global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY,
+                                  NDIM == 3 ? GF_FD_MARCH_BLOCKS_3D : 1)
+    march_kernel(Scheme s, Walk w) {
   typedef typename Scheme::Type T;
   typedef Vec<T, V> Vt;
   enum {

@@ -14,6 +14,8 @@
 #           OMP_NUM_THREADS). 1-D 2^22, 2-D 2048^2, 3-D 160^3 cells. BUILD_DIR
 #           may be a GPU build (.device/bin): it runs with --backend cpu.
 # COPY_GBS (GB/s) takes the copy's figure as given instead of measuring it.
+# --gpu: SHAPES="1D 2D 3D" (default "67108864 8192,8192 400,400,400") and
+# STEPS (200) set the grids and the steps.
 # VARIANTS="wave:f32:8:2 heat:f32:2:3 ..." (KERNEL:DTYPE:ORDER:NDIM) measures
 # only those rows (the default: every kernel, dimension and order in f32, and
 # f64 2-D order 4 and 3-D order 8).
@@ -77,8 +79,8 @@ case $mode in
     printf '%-8s %-4s %5s %4s %-12s %10s %10s %9s\n' kernel type order dims grid "GPts/s" "GB/s" "of copy"
     for v in $(variants); do
       IFS=: read -r kernel dtype order ndim <<<"$v"
-      shape=$(echo "67108864 8192,8192 400,400,400" | cut -d' ' -f"$ndim")
-      gpts=$(gflow_gpts "$bin/gflow" gpu "$kernel" "$dtype" "$order" "$shape" 200)
+      shape=$(echo "${SHAPES:-67108864 8192,8192 400,400,400}" | cut -d' ' -f"$ndim")
+      gpts=$(gflow_gpts "$bin/gflow" gpu "$kernel" "$dtype" "$order" "$shape" "${STEPS:-200}")
       gpts_of[$v]=$gpts
       [ "$dtype" = f64 ] && bytes=$(($(values_per_point "$kernel") * 8)) || bytes=$(($(values_per_point "$kernel") * 4))
       gbs=$(calc "$gpts * $bytes")

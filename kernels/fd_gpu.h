@@ -12,9 +12,11 @@
  * loaded and stored as one vector, where the rows allow it (a row length
  * that is a multiple of V, 16-byte aligned fields), else one cell (V = 1).
  * On a 2-D or 3-D grid it marches down axis 0, the slowest, Shape's kMarch
- * cells (4 in 2-D, 8 at order 8 and in 3-D: short marches keep many
- * threads' loads in flight; on an H100, heat and the stencil in 2-D ran at
- * 0.64 to 0.76 of the copy with marches of 32 and at 0.79 to 0.95 with these),
+ * cells (4, and 8 at order 8: short marches keep many threads' loads in
+ * flight; on an H100, heat and the stencil in 2-D ran at 0.64 to 0.76 of the
+ * copy with marches of 32 and at 0.79 to 0.95 with these; in 3-D, marches of
+ * 4 took wave order 2 from 0.855 to 0.909 and heat order 4 from 0.698 to
+ * 0.725, and would have taken heat order 8 from 0.602 to 0.556),
  * and keeps the marched input's values along that axis in registers: a
  * queue of 2R + kSteps vectors, of which each batch of kSteps cells loads
  * kSteps, so a value along axis 0 is loaded once per march rather than
@@ -53,7 +55,10 @@
 #define GF_FD_MARCH_2D_O8 8 /* the same at order 8 */
 #endif
 #ifndef GF_FD_MARCH_3D
-#define GF_FD_MARCH_3D 8 /* and 3-D */
+#define GF_FD_MARCH_3D 4 /* and 3-D, orders 2 and 4 */
+#endif
+#ifndef GF_FD_MARCH_3D_O8
+#define GF_FD_MARCH_3D_O8 8 /* and 3-D order 8 */
 #endif
 #ifndef GF_FD_MARCH
 #define GF_FD_MARCH 32 /* planes a block of the shared-memory tile marches down axis 0 */
@@ -162,7 +167,7 @@ struct Shape<3, R> {
     kX = GF_FD_BLOCK_X_3D,
     kY = GF_FD_BLOCK_Y_3D,
     kSteps = GF_FD_STEPS_3D,
-    kMarch = GF_FD_MARCH_3D
+    kMarch = R == 4 ? GF_FD_MARCH_3D_O8 : GF_FD_MARCH_3D
   };
 };
 

@@ -16,7 +16,8 @@ cd "$(dirname "$0")/../.."
 
 # NAME: nvcc flags (the defaults of kernels/fd_gpu.h are `default`;
 # march, shared* and point*: the register march, the shared-memory plane and
-# the point tile for every scheme, GF_FD_TILE=1, 2 and 3)
+# the point tile for every scheme, GF_FD_TILE=1, 2 and 3; GF_FD_MARCH_3D was
+# every 3-D march's length until GF_FD_MARCH_3D_O8 took order 8's)
 tiles() {
   cat <<'LIST'
 default:
@@ -56,6 +57,12 @@ point-scalar:-DGF_FD_TILE=3 -DGF_FD_VECTOR_BYTES=0
 march-blocks6:-DGF_FD_MARCH_BLOCKS=6
 march-blocks8:-DGF_FD_MARCH_BLOCKS=8
 march-3d16x16-blocks4:-DGF_FD_MARCH_BLOCKS=4 -DGF_FD_BLOCK_X_3D=16 -DGF_FD_BLOCK_Y_3D=16
+march3d-steps2:-DGF_FD_STEPS_3D=2
+march3d16-steps2:-DGF_FD_MARCH_3D=16 -DGF_FD_STEPS_3D=2
+march3d4:-DGF_FD_MARCH_3D=4
+block3d-16x4:-DGF_FD_BLOCK_Y_3D=4
+block3d-32x4-march4:-DGF_FD_BLOCK_X_3D=32 -DGF_FD_BLOCK_Y_3D=4 -DGF_FD_MARCH_3D=4
+march3d-o8-16:-DGF_FD_MARCH_3D_O8=16
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

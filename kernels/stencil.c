@@ -58,31 +58,27 @@ enum { kTapsPass, kStarPass, kTermsPass }; /* a pass's kind */
         gf_fd_##FN##_##S(FROM, u, j, K, off, coef);              \
     break;
 /* clang-format off: one case a line (clang-format reflows this list differently on each run) */
-#define STENCIL_TAPS(S, SUM, FROM)      \
-  switch (k) {                          \
-    STENCIL_CASE(S, taps, 1, SUM, FROM) \
-    STENCIL_CASE(S, taps, 2, SUM, FROM) \
-    STENCIL_CASE(S, taps, 3, SUM, FROM) \
-    STENCIL_CASE(S, taps, 4, SUM, FROM) \
-    STENCIL_CASE(S, taps, 5, SUM, FROM) \
-    STENCIL_CASE(S, taps, 6, SUM, FROM) \
-    STENCIL_CASE(S, taps, 7, SUM, FROM) \
-    STENCIL_CASE(S, taps, 8, SUM, FROM) \
+#define STENCIL_CASES_2_TO_8(S, FN, SUM, FROM) \
+  STENCIL_CASE(S, FN, 2, SUM, FROM)            \
+  STENCIL_CASE(S, FN, 3, SUM, FROM)            \
+  STENCIL_CASE(S, FN, 4, SUM, FROM)            \
+  STENCIL_CASE(S, FN, 5, SUM, FROM)            \
+  STENCIL_CASE(S, FN, 6, SUM, FROM)            \
+  STENCIL_CASE(S, FN, 7, SUM, FROM)            \
+  STENCIL_CASE(S, FN, 8, SUM, FROM)
+#define STENCIL_TAPS(S, SUM, FROM)           \
+  switch (k) {                               \
+    STENCIL_CASE(S, taps, 1, SUM, FROM)      \
+    STENCIL_CASES_2_TO_8(S, taps, SUM, FROM) \
   }
-#define STENCIL_STAR(S, SUM)          \
-  switch (k) {                        \
-    STENCIL_CASE(S, star, 2, SUM, 0)  \
-    STENCIL_CASE(S, star, 3, SUM, 0)  \
-    STENCIL_CASE(S, star, 4, SUM, 0)  \
-    STENCIL_CASE(S, star, 5, SUM, 0)  \
-    STENCIL_CASE(S, star, 6, SUM, 0)  \
-    STENCIL_CASE(S, star, 7, SUM, 0)  \
-    STENCIL_CASE(S, star, 8, SUM, 0)  \
-    STENCIL_CASE(S, star, 9, SUM, 0)  \
-    STENCIL_CASE(S, star, 10, SUM, 0) \
-    STENCIL_CASE(S, star, 11, SUM, 0) \
-    STENCIL_CASE(S, star, 12, SUM, 0) \
-    STENCIL_CASE(S, star, 13, SUM, 0) \
+#define STENCIL_STAR(S, SUM)              \
+  switch (k) {                            \
+    STENCIL_CASES_2_TO_8(S, star, SUM, 0) \
+    STENCIL_CASE(S, star, 9, SUM, 0)      \
+    STENCIL_CASE(S, star, 10, SUM, 0)     \
+    STENCIL_CASE(S, star, 11, SUM, 0)     \
+    STENCIL_CASE(S, star, 12, SUM, 0)     \
+    STENCIL_CASE(S, star, 13, SUM, 0)     \
   }
 /* clang-format on */
 #define STENCIL_TERMS(S, SUM, FROM)                            \

@@ -1188,11 +1188,6 @@ static void check_release(run *r) {
 
 /* ---- report ---------------------------------------------------------------- */
 
-/* wall_s: the time loop, until every kernel and copy has finished; flushed_s:
- * until the outputs are durable (written and synced; the renames to their
- * final names follow at once). timings.json's issued_s (this rank's): until
- * the host had issued the last step; near total_s, the loop was bound by
- * the host's issue rather than by the device. */
 /* The seed's timers from the busy times of one rank's tasks: kernels
  * (stencil), boundary conditions and ghost-cell exchanges (task_halo.c). */
 static void seed_timers(const gf_workflow *wf, const double *busy_ms, double timers[3]) {
@@ -1213,6 +1208,11 @@ static int has_halo_tasks(const gf_workflow *wf) {
   return 0;
 }
 
+/* wall_s: the time loop, until every kernel and copy has finished; flushed_s:
+ * until the outputs are durable (written and synced; the renames to their
+ * final names follow at once). timings.json's issued_s (this rank's): until
+ * the host had issued the last step; near total_s, the loop was bound by
+ * the host's issue rather than by the device. */
 static gf_status report(run *r, int64_t steps_run, double wall_s, double flushed_s,
                         const gf_run_options *options) {
   const gf_workflow *wf = r->wf;

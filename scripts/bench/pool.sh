@@ -19,7 +19,8 @@
 #   scripts/bench/pool.sh                          # GPU: binaries of scripts/gpu/build-nvidia.sh
 #   BACKEND=cpu GFLOW=build/gflow POOL_BENCH=build/bench/pool_bench scripts/bench/pool.sh
 # Environment: BACKEND (gpu), BIN (.device/bin), GFLOW ($BIN/gflow),
-# POOL_BENCH ($BIN/pool_bench), REPEAT (5), PAIRS (100000), ROUNDS (15).
+# POOL_BENCH ($BIN/pool_bench), REPEAT (5), PAIRS (100000), ROUNDS (15), PIN
+# (a CPU list for taskset: gflow's runs pinned, lib.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 backend=${BACKEND:-gpu}
@@ -40,8 +41,9 @@ for row in "1048576:1" "1048576:2" "2097152:2"; do
 done
 
 echo
-echo "2. seed workload, 256^2, 640 steps, a snapshot every step (outputs in $out)"
-printf '%-54s %9s %7s %9s %7s %7s\n' "run" "best ms" "ratio" "median ms" "ratio" "paired"
+echo "2. seed workload, 256^2, 640 steps, a snapshot every step (outputs in $out${PIN:+; on CPUs $PIN})"
+printf '%-54s %9s %7s %9s %7s %7s %13s\n' "run" "best ms" "ratio" "median ms" "ratio" "paired" \
+  "paired p25-75"
 # The variants take turns, one run each per round, so that drift of the
 # machine hits them alike; each keeps its best and median of ROUNDS rounds.
 labels=("wave2d_scratch, fields preallocated"
@@ -65,13 +67,15 @@ for r in $(seq 0 $((rounds - 1))); do
   done
 done
 # paired: the median over rounds of the variant's time over the preallocated
-# run's in the same round (drift between rounds cancels).
+# run's in the same round (drift between rounds cancels), and the quartiles
+# of those ratios (how far one round's pair moves).
 pre=$(printf '%s\n' ${times[0]} | low)
 pre_median=$(printf '%s\n' ${times[0]} | median)
 for v in "${!variants[@]}"; do
   ms=$(printf '%s\n' ${times[v]} | low)
   mid=$(printf '%s\n' ${times[v]} | median)
-  paired=$(paste <(printf '%s\n' ${times[v]}) <(printf '%s\n' ${times[0]}) | awk '{print $1 / $2}' | median)
-  printf '%-54s %9.3f %7s %9.3f %7s %7s\n' "${labels[v]}" "$ms" "$(calc "$ms / $pre")" "$mid" \
-    "$(calc "$mid / $pre_median")" "$(calc "$paired")"
+  ratios=$(paste <(printf '%s\n' ${times[v]}) <(printf '%s\n' ${times[0]}) | awk '{print $1 / $2}')
+  printf '%-54s %9.3f %7s %9.3f %7s %7s %13s\n' "${labels[v]}" "$ms" "$(calc "$ms / $pre")" "$mid" \
+    "$(calc "$mid / $pre_median")" "$(calc "$(median <<<"$ratios")")" \
+    "$(calc "$(quantile 0.25 <<<"$ratios")")-$(calc "$(quantile 0.75 <<<"$ratios")")"
 done

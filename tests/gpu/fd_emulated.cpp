@@ -24,8 +24,12 @@ extern "C" {
 }
 
 static std::mt19937_64 rng(12345);
-static int irand(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
-static double drand() { return std::uniform_real_distribution<double>(-1, 1)(rng); }
+static int irand(int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+static double drand() {
+  return std::uniform_real_distribution<double>(-1, 1)(rng);
+}
 
 struct Field {
   std::vector<unsigned char> mem;
@@ -52,7 +56,10 @@ static Field make(int ndim, const int64_t *shape, gf_dtype dt, int halo, bool mi
   f.a.data = (void *)p;
   for (int64_t i = 0; i < n; i++) {
     double v = fill ? drand() : 0.5;
-    if (dt == GF_F64) ((double *)p)[i] = v; else ((float *)p)[i] = (float)v;
+    if (dt == GF_F64)
+      ((double *)p)[i] = v;
+    else
+      ((float *)p)[i] = (float)v;
   }
   return f;
 }
@@ -64,7 +71,11 @@ static size_t bytes(const gf_array &a) {
 static gf_box random_box(int ndim, const int64_t *shape, int halo, bool full) {
   gf_box b;
   for (int d = 0; d < GF_MAX_DIMS; d++) {
-    if (d >= ndim) { b.lo[d] = 0; b.hi[d] = 1; continue; }
+    if (d >= ndim) {
+      b.lo[d] = 0;
+      b.hi[d] = 1;
+      continue;
+    }
     int64_t lo = halo, hi = shape[d] - halo;
     if (!full) {
       int64_t a = lo + irand(0, (int)(hi - lo - 1)), c = lo + irand(0, (int)(hi - lo - 1));
@@ -83,7 +94,10 @@ static void compare(const char *what, const gf_array &cpu, const gf_array &gpu) 
   failures++;
   size_t es = cpu.dtype == GF_F64 ? 8 : 4, n = bytes(cpu) / es, bad = 0, first = 0;
   for (size_t i = 0; i < n; i++)
-    if (memcmp((char *)cpu.data + i * es, (char *)gpu.data + i * es, es)) { if (!bad) first = i; bad++; }
+    if (memcmp((char *)cpu.data + i * es, (char *)gpu.data + i * es, es)) {
+      if (!bad) first = i;
+      bad++;
+    }
   double c = es == 8 ? ((double *)cpu.data)[first] : ((float *)cpu.data)[first];
   double g = es == 8 ? ((double *)gpu.data)[first] : ((float *)gpu.data)[first];
   printf("FAIL %s: %zu cells differ, first at %zu: cpu %.9g gpu %.9g\n", what, bad, first, c, g);
@@ -107,10 +121,14 @@ int main(int argc, char **argv) {
     gf_box box = random_box(ndim, shape, halo, full);
     char what[256];
     for (int kernel = 0; kernel < 3; kernel++) {
-      Field in = make(ndim, shape, dt, halo, misalign, true), in0 = make(ndim, shape, dt, halo, misalign, true);
-      Field vel = make(ndim, shape, dt, halo, misalign, true), pat = make(ndim, shape, dt, halo, misalign, true);
-      Field out_c = make(ndim, shape, dt, halo, misalign, false), out_g = make(ndim, shape, dt, halo, misalign, false);
-      for (auto &s : src) for (int d = 0; d < 3; d++) s.at[d] = d < ndim ? (box.lo[d] + box.hi[d]) / 2 : 0;
+      Field in = make(ndim, shape, dt, halo, misalign, true),
+            in0 = make(ndim, shape, dt, halo, misalign, true);
+      Field vel = make(ndim, shape, dt, halo, misalign, true),
+            pat = make(ndim, shape, dt, halo, misalign, true);
+      Field out_c = make(ndim, shape, dt, halo, misalign, false),
+            out_g = make(ndim, shape, dt, halo, misalign, false);
+      for (auto &s : src)
+        for (int d = 0; d < 3; d++) s.at[d] = d < ndim ? (box.lo[d] + box.hi[d]) / 2 : 0;
       gf_fd_forcing forcing;
       memset(&forcing, 0, sizeof forcing);
       if (pattern) forcing.pattern = pat.a;
@@ -118,17 +136,21 @@ int main(int argc, char **argv) {
       forcing.sources.point = src.data();
       forcing.sources.count = (int64_t)src.size();
       int variant = irand(0, 3);
-      snprintf(what, sizeof what, "%s %dD %s order %d halo %d shape %lld,%lld,%lld box [%lld,%lld)x[%lld,%lld)x[%lld,%lld) %s%s%s v%d",
-               (const char *[]){"wave", "heat", "stencil"}[kernel], ndim, dt == GF_F64 ? "f64" : "f32",
-               2 * radius, halo, (long long)shape[0], (long long)(ndim > 1 ? shape[1] : 1),
-               (long long)(ndim > 2 ? shape[2] : 1), (long long)box.lo[0], (long long)box.hi[0],
-               (long long)box.lo[1], (long long)box.hi[1], (long long)box.lo[2], (long long)box.hi[2],
-               misalign ? "misaligned " : "", pattern ? "pattern " : "", full ? "full" : "sub", variant);
+      snprintf(
+          what, sizeof what,
+          "%s %dD %s order %d halo %d shape %lld,%lld,%lld box [%lld,%lld)x[%lld,%lld)x[%lld,%lld) "
+          "%s%s%s v%d",
+          (const char *[]){"wave", "heat", "stencil"}[kernel], ndim, dt == GF_F64 ? "f64" : "f32",
+          2 * radius, halo, (long long)shape[0], (long long)(ndim > 1 ? shape[1] : 1),
+          (long long)(ndim > 2 ? shape[2] : 1), (long long)box.lo[0], (long long)box.hi[0],
+          (long long)box.lo[1], (long long)box.hi[1], (long long)box.lo[2], (long long)box.hi[2],
+          misalign ? "misaligned " : "", pattern ? "pattern " : "", full ? "full" : "sub", variant);
       std::vector<gf_point> taps[4];
       if (kernel == 0) {
         gf_wave_args a;
         memset(&a, 0, sizeof a);
-        a.U0 = in0.a, a.U1 = in.a, a.V = vel.a, a.dt = 0.1, a.order = 2 * radius, a.forcing = forcing, a.box = box;
+        a.U0 = in0.a, a.U1 = in.a, a.V = vel.a, a.dt = 0.1, a.order = 2 * radius,
+        a.forcing = forcing, a.box = box;
         a.U2 = out_c.a;
         gf_kernel_wave.run_cpu(&a);
         a.U2 = out_g.a;
@@ -136,7 +158,8 @@ int main(int argc, char **argv) {
       } else if (kernel == 1) {
         gf_heat_args a;
         memset(&a, 0, sizeof a);
-        a.T0 = in.a, a.alpha = 0.5, a.dt = 0.1, a.order = 2 * radius, a.forcing = forcing, a.box = box;
+        a.T0 = in.a, a.alpha = 0.5, a.dt = 0.1, a.order = 2 * radius, a.forcing = forcing,
+        a.box = box;
         a.T1 = out_c.a;
         gf_kernel_heat.run_cpu(&a);
         a.T1 = out_g.a;
@@ -165,21 +188,28 @@ int main(int argc, char **argv) {
           }
         if (variant == 1 && irand(0, 1)) taps[0].erase(taps[0].begin());
         if (taps[0].empty()) add(0, 0, 0, 0.5);
-        if (variant == 2) { gf_point p = {{1, ndim > 1 ? 1 : 0, 0}, 0.25}; taps[0].push_back(p); }
+        if (variant == 2) {
+          gf_point p = {{1, ndim > 1 ? 1 : 0, 0}, 0.25};
+          taps[0].push_back(p);
+        }
         if (variant == 3 && taps[0].size() > 2) std::swap(taps[0][0], taps[0][2]);
         int extra = irand(0, 3);
-        Field more[3] = {make(ndim, shape, dt, halo, misalign, true), make(ndim, shape, dt, halo, misalign, true), make(ndim, shape, dt, halo, misalign, true)};
+        Field more[3] = {make(ndim, shape, dt, halo, misalign, true),
+                         make(ndim, shape, dt, halo, misalign, true),
+                         make(ndim, shape, dt, halo, misalign, true)};
         for (int i = 1; i <= extra; i++) {
           a.in[i] = more[i - 1].a;
           // one tap at the cell (read by the tile) or three anywhere (a second pass)
           bool point = irand(0, 1);
           for (int t = 0; t < (point ? 1 : 3); t++) {
             gf_point p = {{0, 0, 0}, drand()};
-            if (!point) for (int d = 0; d < ndim; d++) p.at[d] = irand(-halo, halo);
+            if (!point)
+              for (int d = 0; d < ndim; d++) p.at[d] = irand(-halo, halo);
             taps[i].push_back(p);
           }
         }
-        for (int i = 0; i <= extra; i++) a.taps[i].point = taps[i].data(), a.taps[i].count = (int64_t)taps[i].size();
+        for (int i = 0; i <= extra; i++)
+          a.taps[i].point = taps[i].data(), a.taps[i].count = (int64_t)taps[i].size();
         a.box = box;
         a.out = out_c.a;
         gf_kernel_stencil.run_cpu(&a);

@@ -1,7 +1,7 @@
 # lib.sh - what the benchmark scripts share (sourced by gpu.sh, pool.sh,
 # kernels.sh and ghost_exchange.sh): a temporary folder for outputs in /dev/shm
 # (else $TMPDIR), removed on exit, and helpers (json, low, median, quantile,
-# calc, gflow_ms with PIN's pinning). Set `bin` (the binaries' folder) and
+# calc, gflow_run and gflow_ms with PIN's pinning). Set `bin` (the binaries' folder) and
 # `repeat` first; `gflow` (default $bin/gflow) and `backend` (default gpu)
 # may be set too.
 out=/dev/shm
@@ -23,16 +23,19 @@ calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
 pinned=()
 [ -n "${PIN:-}" ] && pinned=(taskset -c "$PIN")
 
-# gflow_ms WORKFLOW [--set ...]: gflow's loop time from timings.json in ms,
-# best of $repeat runs
-gflow_ms() {
+# gflow_run WORKFLOW [--set ...]: one run, its outputs in $tmp/g; prints
+# the loop's time in ms and the median step on the host in us (timings.json's
+# total_s and host_step_us), "nan nan" when it fails
+gflow_run() {
   local wf=$1
   shift
-  for _ in $(seq "$repeat"); do
-    rm -rf "$tmp/g"
-    "${pinned[@]}" "${gflow:-$bin/gflow}" run "$wf" --backend "${backend:-gpu}" --quiet --out "$tmp/g" "$@" 2>"$tmp/err" ||
-      { cat "$tmp/err" >&2; echo nan; continue; }
-    calc "$(json "$tmp/g/timings.json" total_s) * 1000"
-    echo
-  done | low
+  rm -rf "$tmp/g"
+  "${pinned[@]}" "${gflow:-$bin/gflow}" run "$wf" --backend "${backend:-gpu}" --quiet --out "$tmp/g" "$@" 2>"$tmp/err" ||
+    { cat "$tmp/err" >&2; echo "nan nan"; return; }
+  echo "$(calc "$(json "$tmp/g/timings.json" total_s) * 1000") $(json "$tmp/g/timings.json" median)"
+}
+
+# gflow_ms WORKFLOW [--set ...]: gflow's loop time in ms, best of $repeat runs
+gflow_ms() {
+  for _ in $(seq "$repeat"); do gflow_run "$@" | cut -d' ' -f1; done | low
 }

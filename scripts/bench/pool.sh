@@ -42,8 +42,6 @@ done
 
 echo
 echo "2. seed workload, 256^2, 640 steps, a snapshot every step (outputs in $out${PIN:+; on CPUs $PIN})"
-printf '%-54s %9s %7s %9s %7s %7s %13s\n' "run" "best ms" "ratio" "median ms" "ratio" "paired" \
-  "paired p25-75"
 # The variants take turns, one run each per round, so that drift of the
 # machine hits them alike; each keeps its best and median of ROUNDS rounds.
 labels=("wave2d_scratch, fields preallocated"
@@ -57,25 +55,40 @@ variants=("workflows/wave2d_scratch.yaml --set fields.W.scratch=false --set fiel
 # Each round starts one variant further on (round r runs r, r+1, ...), so
 # that none always follows the same one (a run right after another process
 # may find the GPU still busy with that process's end).
-declare -a times=()
+declare -a times=() steps=()
 count=${#variants[@]}
 for r in $(seq 0 $((rounds - 1))); do
   for i in $(seq 0 $((count - 1))); do
     v=$(((r + i) % count))
     # shellcheck disable=SC2086
-    times[v]+="$(repeat=1 gflow_ms ${variants[v]} --set check=off) "
+    read -r ms us <<<"$(gflow_run ${variants[v]} --set check=off)"
+    times[v]+="$ms " steps[v]+="$us "
   done
 done
-# paired: the median over rounds of the variant's time over the preallocated
-# run's in the same round (drift between rounds cancels), and the quartiles
-# of those ratios (how far one round's pair moves).
-pre=$(printf '%s\n' ${times[0]} | low)
-pre_median=$(printf '%s\n' ${times[0]} | median)
-for v in "${!variants[@]}"; do
-  ms=$(printf '%s\n' ${times[v]} | low)
-  mid=$(printf '%s\n' ${times[v]} | median)
-  ratios=$(paste <(printf '%s\n' ${times[v]}) <(printf '%s\n' ${times[0]}) | awk '{print $1 / $2}')
-  printf '%-54s %9.3f %7s %9.3f %7s %7s %13s\n' "${labels[v]}" "$ms" "$(calc "$ms / $pre")" "$mid" \
-    "$(calc "$mid / $pre_median")" "$(calc "$(median <<<"$ratios")")" \
-    "$(calc "$(quantile 0.25 <<<"$ratios")")-$(calc "$(quantile 0.75 <<<"$ratios")")"
-done
+# table VALUES_ARRAY UNIT: best and median of each variant's values and
+# their ratios to the preallocated run's; paired: the median over rounds of
+# the variant's value over the preallocated run's in the same round (drift
+# between rounds cancels), and the quartiles of those ratios (how far one
+# round's pair moves).
+table() {
+  local -n values=$1
+  printf '%-54s %9s %7s %9s %7s %7s %13s\n' "run" "best $2" "ratio" "median $2" "ratio" "paired" \
+    "paired p25-75"
+  local pre pre_median best mid ratios
+  pre=$(printf '%s\n' ${values[0]} | low)
+  pre_median=$(printf '%s\n' ${values[0]} | median)
+  for v in "${!variants[@]}"; do
+    best=$(printf '%s\n' ${values[v]} | low)
+    mid=$(printf '%s\n' ${values[v]} | median)
+    ratios=$(paste <(printf '%s\n' ${values[v]}) <(printf '%s\n' ${values[0]}) | awk '{print $1 / $2}')
+    printf '%-54s %9.3f %7s %9.3f %7s %7s %13s\n' "${labels[v]}" "$best" "$(calc "$best / $pre")" \
+      "$mid" "$(calc "$mid / $pre_median")" "$(calc "$(median <<<"$ratios")")" \
+      "$(calc "$(quantile 0.25 <<<"$ratios")")-$(calc "$(quantile 0.75 <<<"$ratios")")"
+  done
+}
+echo "the loop's time (total_s), $rounds rounds"
+table times ms
+echo
+echo "a step's time on the host, the median of the run's steps (host_step_us: the"
+echo "loop is bound by the host's issue, and the median leaves out its hiccups)"
+table steps us

@@ -53,6 +53,12 @@ expect(t["steps"] == 100 and [k["count"] for k in t["tasks"]] == [100, 97], f"ti
 # it before the outputs are durable
 expect(0 < t["issued_s"] <= t["total_s"] <= t["flushed_s"],
        f"issued_s {t['issued_s']}, total_s {t['total_s']}, flushed_s {t['flushed_s']}")
+# a step's time on the host: half the steps took the median or more, a tenth
+# the 90th percentile or more (histogram buckets: within 0.2%), all inside
+# issued_s
+h = t["host_step_us"]
+expect(0 < h["median"] <= h["p90"] and h["median"] * 50 * 0.998 <= t["issued_s"] * 1e6 and
+       h["p90"] * 10 * 0.998 <= t["issued_s"] * 1e6, f"host_step_us {h}, issued_s {t['issued_s']}")
 expect(r["steps_run"] == 100 and r["complete"] is True, "steps_run, complete")
 print("; ".join(problems))
 PY

@@ -500,6 +500,19 @@ static void count_instr(run *r, const gf_instr *in, int64_t n) {
   }
 }
 
+/* A temporary's alloc or free (GF_I_ALLOC, GF_I_FREE), from the run's pool. */
+static gf_status issue_temp(run *r, const gf_instr *in, int64_t n) {
+  gf_stream *stream = in->stream >= 0 ? r->streams[in->stream] : NULL;
+  if (in->kind == GF_I_ALLOC)
+    return gf_memory_temp_alloc(r->memory, in->space, in->bytes, stream, &r->temps[in->temp]) ==
+                   GF_OK
+               ? GF_OK
+               : device_failure(r, in, n, "allocating a temporary");
+  gf_status st = gf_memory_temp_free(r->memory, in->space, r->temps[in->temp], stream);
+  r->temps[in->temp] = NULL;
+  return st == GF_OK ? GF_OK : device_failure(r, in, n, "freeing a temporary");
+}
+
 /* Carries out an instruction whose launch arguments are set. */
 static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
   gf_backend *b = r->b;
@@ -566,14 +579,8 @@ static gf_status issue_op(run *r, const gf_instr *in, int64_t n) {
       return GF_OK;
     }
     case GF_I_ALLOC:
-      if (gf_memory_temp_alloc(r->memory, in->space, in->bytes, stream, &r->temps[in->temp]) !=
-          GF_OK)
-        return device_failure(r, in, n, "allocating a temporary");
-      return GF_OK;
     case GF_I_FREE:
-      st = gf_memory_temp_free(r->memory, in->space, r->temps[in->temp], stream);
-      r->temps[in->temp] = NULL;
-      return st == GF_OK ? GF_OK : device_failure(r, in, n, "freeing a temporary");
+      return issue_temp(r, in, n);
     case GF_I_CAPTURE_BEGIN:
     case GF_I_CAPTURE_END:
     case GF_I_KIND_COUNT:
@@ -952,8 +959,13 @@ static gf_status run_body(run *r, int body_id, int64_t n) {
       continue;
     }
     if (r->replay.on && (st = replay_flush(r)) != GF_OK) break;
-    if (runner_work(r, in)) {
-      st = issue_eager(r, in, n);
+    if (runner_work(r, in)) { /* not timed; nothing to replay or trace: straight to the pool */
+      if (r->replay.on || r->trace) {
+        st = issue_eager(r, in, n);
+      } else {
+        count_instr(r, in, n);
+        st = issue_temp(r, in, n);
+      }
       continue;
     }
     int64_t t0 = now_ns();

@@ -36,8 +36,9 @@ struct gf_memory {
   void ***inst;      /* [field][ring instance] */
   allocation *extra; /* gf_memory_alloc's, NULL ptr: freed */
   int nextra, extra_cap;
-  gf_pool *pools[GF_SPACE_COUNT]; /* the temporaries', created at first use */
-  int64_t held[GF_SPACE_COUNT];   /* bytes allocated now, per space */
+  gf_pool *pools[GF_SPACE_COUNT];                  /* the temporaries', created at first use */
+  const gf_pool_stats *pool_stats[GF_SPACE_COUNT]; /* theirs (pool_held reads them per call) */
+  int64_t held[GF_SPACE_COUNT];                    /* bytes allocated now, per space */
 };
 
 /* Counts an allocation (bytes > 0) or a free (< 0) in its space and, when the
@@ -130,8 +131,18 @@ static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
 /* What the pool of `space` holds from the backend: its blocks, or under
  * async the temporaries themselves. */
 static int64_t pool_held(const gf_memory *m, gf_space space) {
-  const gf_pool_stats *st = gf_pool_stats_of(m->pools[space]);
+  const gf_pool_stats *st = m->pool_stats[space];
   return (int64_t)(m->wf->pool_strategy == GF_POOL_ASYNC ? st->in_use : st->reserved);
+}
+
+/* The pool of `space`, created now unless it is. GF_INTERNAL with the
+ * backend's error written. */
+static gf_status create_pool(gf_memory *m, gf_space space) {
+  if (m->pools[space]) return GF_OK;
+  gf_status st = gf_pool_create(m->b, m->wf->pool_strategy, space, m->wf->pool_release_threshold,
+                                &m->pools[space]);
+  if (st == GF_OK) m->pool_stats[space] = gf_pool_stats_of(m->pools[space]);
+  return st;
 }
 
 /* The pool of each space that has scratch fields, created with a block for
@@ -145,8 +156,7 @@ static gf_status reserve_pools(gf_memory *m, gf_diag *diag) {
     for (int f = 0; f < wf->nfields; f++)
       if (wf->fields[f].scratch && wf->fields[f].space == (gf_space)s) bytes += wf->fields[f].bytes;
     if (bytes == 0) continue;
-    gf_status st = gf_pool_create(m->b, wf->pool_strategy, (gf_space)s, wf->pool_release_threshold,
-                                  &m->pools[s]);
+    gf_status st = create_pool(m, (gf_space)s);
     if (st == GF_OK) st = gf_pool_reserve(m->pools[s], bytes);
     if (st != GF_OK) {
       char a[32];
@@ -249,12 +259,11 @@ void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream) {
 gf_status gf_memory_temp_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
                                void **out) {
   *out = NULL;
-  if (!m->pools[space] && gf_pool_create(m->b, m->wf->pool_strategy, space,
-                                         m->wf->pool_release_threshold, &m->pools[space]) != GF_OK)
-    return GF_INTERNAL;
+  if (create_pool(m, space) != GF_OK) return GF_INTERNAL;
   int64_t held = pool_held(m, space);
   gf_status st = gf_pool_alloc(m->pools[space], bytes, stream, out);
-  if (pool_held(m, space) != held) count_bytes(m, space, pool_held(m, space) - held);
+  int64_t now = pool_held(m, space);
+  if (now != held) count_bytes(m, space, now - held);
   return st;
 }
 
@@ -265,7 +274,8 @@ gf_status gf_memory_temp_free(gf_memory *m, gf_space space, void *ptr, gf_stream
   }
   int64_t held = pool_held(m, space);
   gf_status st = gf_pool_free(m->pools[space], ptr, stream);
-  if (pool_held(m, space) != held) count_bytes(m, space, pool_held(m, space) - held);
+  int64_t now = pool_held(m, space);
+  if (now != held) count_bytes(m, space, now - held);
   return st;
 }
 

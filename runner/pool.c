@@ -368,7 +368,7 @@ gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out)
    * (The naive pool has no pending chunks.) */
   for (int i = 0; i < POOL_RECENT; i++) {
     recent_entry *e = &p->recent[i];
-    if (e->state != CHUNK_PENDING || e->stream != stream || e->size != size || !e->ptr) continue;
+    if (e->stream != stream || e->state != CHUNK_PENDING || e->size != size || !e->ptr) continue;
     chunk *c = e->chunk;
     for (int j = 0; j < POOL_RECENT; j++) /* what the search would have passed over */
       if (p->recent[j].ptr && p->recent[j].state == CHUNK_PENDING &&
@@ -424,9 +424,14 @@ gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out)
   return GF_OK;
 }
 
-static chunk *find_used(gf_pool *p, void *ptr) {
+/* The used chunk at `ptr`, or NULL; *entry: its recent entry, or NULL. */
+static chunk *find_used(gf_pool *p, void *ptr, recent_entry **entry) {
+  *entry = NULL;
   for (int i = 0; i < POOL_RECENT; i++)
-    if (p->recent[i].ptr == ptr && p->recent[i].state == CHUNK_USED) return p->recent[i].chunk;
+    if (p->recent[i].ptr == ptr && p->recent[i].state == CHUNK_USED) {
+      *entry = &p->recent[i];
+      return p->recent[i].chunk;
+    }
   if (p->strategy == GF_POOL_ASYNC) {
     for (chunk *c = p->direct; c; c = c->next)
       if (c->ptr == ptr) return c;
@@ -440,7 +445,8 @@ static chunk *find_used(gf_pool *p, void *ptr) {
 }
 
 gf_status gf_pool_free(gf_pool *p, void *ptr, gf_stream *stream) {
-  chunk *c = find_used(p, ptr);
+  recent_entry *entry;
+  chunk *c = find_used(p, ptr, &entry);
   if (!c) {
     snprintf(p->b->error, sizeof p->b->error,
              "internal: freeing %p, which the pool did not allocate (or freed already)", ptr);
@@ -465,7 +471,10 @@ gf_status gf_pool_free(gf_pool *p, void *ptr, gf_stream *stream) {
   }
   c->state = CHUNK_PENDING;
   c->stream = stream;
-  recent_set(p, c);
+  if (entry) /* the entry mirrors it: same chunk, now pending on `stream` */
+    entry->state = CHUNK_PENDING, entry->stream = stream;
+  else
+    recent_set(p, c);
   p->stats.pending += c->size;
   grow_peak(&p->stats.pending_peak, p->stats.pending);
   if (p->stats.reserved > p->release_threshold) {

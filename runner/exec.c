@@ -150,6 +150,7 @@ typedef struct run {
   int nstreams, nevents;
   gf_writer *writer;
   void **temps;           /* the program's temporaries (GF_I_ALLOC) */
+  void **temps_last;      /* each one's memory last time: the pool's hint */
   staged_buffer staged;   /* what the last GF_I_STAGE took, for a plane or a batch */
   staged_buffer *batches; /* [file]: a direct file's open batch (gf_file.direct) */
   int64_t *count;         /* instances run, per task */
@@ -504,11 +505,12 @@ static void count_instr(run *r, const gf_instr *in, int64_t n) {
 static gf_status issue_temp(run *r, const gf_instr *in, int64_t n) {
   gf_stream *stream = in->stream >= 0 ? r->streams[in->stream] : NULL;
   if (in->kind == GF_I_ALLOC)
-    return gf_memory_temp_alloc(r->memory, in->space, in->bytes, stream, &r->temps[in->temp]) ==
-                   GF_OK
+    return gf_memory_temp_alloc(r->memory, in->space, in->bytes, stream, r->temps_last[in->temp],
+                                &r->temps[in->temp]) == GF_OK
                ? GF_OK
                : device_failure(r, in, n, "allocating a temporary");
   gf_status st = gf_memory_temp_free(r->memory, in->space, r->temps[in->temp], stream);
+  r->temps_last[in->temp] = r->temps[in->temp];
   r->temps[in->temp] = NULL;
   return st == GF_OK ? GF_OK : device_failure(r, in, n, "freeing a temporary");
 }
@@ -1867,6 +1869,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   r.timing = gf_calloc((size_t)wf->ntasks, sizeof *r.timing);
   r.count = gf_calloc((size_t)wf->ntasks, sizeof *r.count);
   r.temps = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.temps);
+  r.temps_last = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.temps_last);
   r.buffers = gf_calloc((size_t)gf_program_temp_count(program) + 1, sizeof *r.buffers);
   r.host_busy_ns = gf_calloc((size_t)wf->ntasks + 1, sizeof *r.host_busy_ns);
   r.host.buffers = r.buffers;
@@ -1881,8 +1884,8 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
                         (1u << GF_TIMED_WRITE) | (1u << GF_TIMED_MEMORY) | (1u << GF_TIMED_STAGING);
   b->sink = (gf_op_sink){run_sink, &r, options->trace_path ? host_kinds : 0,
                          r.sample > 1 ? run_times : NULL};
-  gf_status st = r.timing && r.count && r.temps && r.timed_now && r.timed_count && r.buffers &&
-                         r.host_busy_ns && r.host_steps.counts &&
+  gf_status st = r.timing && r.count && r.temps && r.temps_last && r.timed_now && r.timed_count &&
+                         r.buffers && r.host_busy_ns && r.host_steps.counts &&
                          gf_comm_batch_create(4, &r.host.batch) == GF_OK
                      ? GF_OK
                      : gf_oom(diag, "starting the run");
@@ -2055,6 +2058,7 @@ gf_status gf_exec_run(const gf_workflow *wf, gf_program *program, gf_eval *eval,
   free(r.batches);
   free(r.batch_planes);
   free(r.temps);
+  free(r.temps_last);
   free(r.buffers); /* their memory goes with r.memory */
   free(r.host_busy_ns);
   gf_comm_batch_free(r.host.batch);

@@ -257,11 +257,11 @@ void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream) {
 }
 
 gf_status gf_memory_temp_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
-                               void **out) {
+                               const void *hint, void **out) {
   *out = NULL;
   if (create_pool(m, space) != GF_OK) return GF_INTERNAL;
   int64_t held = pool_held(m, space);
-  gf_status st = gf_pool_alloc(m->pools[space], bytes, stream, out);
+  gf_status st = gf_pool_alloc(m->pools[space], bytes, stream, hint, out);
   int64_t now = pool_held(m, space);
   if (now != held) count_bytes(m, space, now - held);
   return st;

@@ -44,9 +44,11 @@ void gf_memory_free(gf_memory *m, void *ptr, gf_stream *stream);
 
 /* A temporary of `bytes` in `space` from the run's pool, for work issued to
  * `stream` from now on; freed after the work issued to `stream` so far
- * (every use ordered before it). GF_INTERNAL with the reason in b->error. */
+ * (every use ordered before it). `hint`: the temporary's memory last time
+ * (NULL: none), taken back at once if it can be (pool.h). GF_INTERNAL with
+ * the reason in b->error. */
 gf_status gf_memory_temp_alloc(gf_memory *m, gf_space space, size_t bytes, gf_stream *stream,
-                               void **out);
+                               const void *hint, void **out);
 gf_status gf_memory_temp_free(gf_memory *m, gf_space space, void *ptr, gf_stream *stream);
 
 /* The pools' statistics, summed over the spaces; 0 when the run took no

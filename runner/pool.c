@@ -60,19 +60,21 @@ struct block {
 };
 
 /* The recent cache: the last chunks handed out or freed on a stream, in
- * one small array, so that a temporary freed and taken again by its stream
+ * small arrays, so that a temporary freed and taken again by its stream
  * at every step (the common case) finds its chunk without walking the
  * blocks' chunk lists, whose nodes are scattered in the heap and cold in
- * the cache after the runtime's own calls. An entry mirrors a live chunk
- * that is used or pending (never free: settle() drops it first, so a chunk
- * that coalescing frees is never in it). */
-typedef struct recent_entry {
-  char *ptr; /* NULL: an empty entry */
-  size_t size;
-  gf_stream *stream; /* pending: freed on */
-  chunk_state state; /* CHUNK_USED or CHUNK_PENDING */
-  struct chunk *chunk;
-} recent_entry;
+ * the cache after the runtime's own calls. One array a field: a scan of
+ * the pointers, or of the streams, reads one cache line. An entry mirrors
+ * a live chunk that is used or pending (never free: settle() drops it
+ * first, so a chunk that coalescing frees is never in it). */
+typedef struct recent_cache {
+  char *ptr[POOL_RECENT];         /* NULL: an empty entry */
+  gf_stream *stream[POOL_RECENT]; /* used: allocated for; pending: freed on */
+  size_t size[POOL_RECENT];
+  chunk *chunk[POOL_RECENT];
+  unsigned char state[POOL_RECENT]; /* CHUNK_USED or CHUNK_PENDING */
+  int next;                         /* the entry to replace when none is empty */
+} recent_cache;
 
 struct gf_pool {
   gf_backend *b;
@@ -83,8 +85,7 @@ struct gf_pool {
   chunk *direct; /* async: the allocations out */
   pool_event *spare_events;
   gf_pool_stats stats;
-  recent_entry recent[POOL_RECENT];
-  int recent_next; /* the entry to replace when none is empty */
+  recent_cache recent;
 };
 
 static gf_status pool_fail(gf_pool *p, const char *what) {
@@ -148,19 +149,35 @@ static gf_status event_attach(gf_pool *p, chunk *c) {
 /* ---- the recent cache ---- */
 
 static void recent_drop(gf_pool *p, const chunk *c) {
+  recent_cache *rc = &p->recent;
   for (int i = 0; i < POOL_RECENT; i++)
-    if (p->recent[i].chunk == c) p->recent[i] = (recent_entry){0};
+    if (rc->chunk[i] == c) rc->ptr[i] = NULL, rc->chunk[i] = NULL, rc->stream[i] = NULL;
 }
 
 /* Records `c`'s state (used or pending) in its entry, or in a new one. */
 static void recent_set(gf_pool *p, chunk *c) {
+  recent_cache *rc = &p->recent;
   int at = -1;
   for (int i = 0; i < POOL_RECENT && at < 0; i++)
-    if (p->recent[i].chunk == c) at = i;
+    if (rc->chunk[i] == c) at = i;
   for (int i = 0; i < POOL_RECENT && at < 0; i++)
-    if (!p->recent[i].ptr) at = i;
-  if (at < 0) at = p->recent_next++ % POOL_RECENT;
-  p->recent[at] = (recent_entry){c->ptr, c->size, c->stream, c->state, c};
+    if (!rc->ptr[i]) at = i;
+  if (at < 0) at = rc->next++ % POOL_RECENT;
+  rc->ptr[at] = c->ptr, rc->stream[at] = c->stream, rc->size[at] = c->size;
+  rc->chunk[at] = c, rc->state[at] = (unsigned char)c->state;
+}
+
+/* The entry of the chunk at `ptr`, or -1. */
+static int recent_find(const recent_cache *rc, const void *ptr) {
+  for (int i = 0; i < POOL_RECENT; i++)
+    if (rc->ptr[i] == ptr) return i;
+  return -1;
+}
+
+/* Whether entry `at` (-1: none) is a chunk of `size` pending on `stream`. */
+static int pending_here(const recent_cache *rc, int at, const gf_stream *stream, size_t size) {
+  return at >= 0 && rc->ptr[at] && rc->stream[at] == stream && rc->state[at] == CHUNK_PENDING &&
+         rc->size[at] == size;
 }
 
 /* ---- chunks ---- */
@@ -354,7 +371,7 @@ gf_status gf_pool_reserve(gf_pool *p, size_t bytes) {
   return block_new(p, (bytes + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN);
 }
 
-gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out) {
+gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, const void *hint, void **out) {
   *out = NULL;
   if (p->strategy == GF_POOL_ASYNC) return alloc_async(p, bytes, stream, out);
   if (bytes > SIZE_MAX - POOL_BLOCK_MIN) {
@@ -364,25 +381,22 @@ gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out)
   size_t size = (bytes + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
   if (!size) size = POOL_ALIGN;
   /* A chunk of exactly this size pending on this stream is a best fit that
-   * stream order lets it take at once: from the recent cache, no search.
-   * (The naive pool has no pending chunks.) */
-  for (int i = 0; i < POOL_RECENT; i++) {
-    recent_entry *e = &p->recent[i];
-    if (e->stream != stream || e->state != CHUNK_PENDING || e->size != size || !e->ptr) continue;
-    chunk *c = e->chunk;
-    for (int j = 0; j < POOL_RECENT; j++) /* what the search would have passed over */
-      if (p->recent[j].ptr && p->recent[j].state == CHUNK_PENDING &&
-          p->recent[j].stream != stream && p->recent[j].size >= size) {
-        p->stats.passed_pending++;
-        break;
-      }
+   * stream order lets it take at once, with no search: the caller's last
+   * (`hint`), else one in the recent cache. (The naive pool has none
+   * pending.) */
+  recent_cache *rc = &p->recent;
+  int at = hint ? recent_find(rc, hint) : -1;
+  if (!pending_here(rc, at, stream, size))
+    for (at = 0; at < POOL_RECENT && !pending_here(rc, at, stream, size); at++) continue;
+  if (at < POOL_RECENT) {
+    chunk *c = rc->chunk[at];
     p->stats.reused++;
     p->stats.reused_same++;
     p->stats.pending -= c->size;
     event_put(p, c->event);
     c->event = NULL;
     c->state = CHUNK_USED;
-    e->state = CHUNK_USED;
+    rc->state[at] = CHUNK_USED;
     count_alloc(p, c->size);
     *out = c->ptr;
     return GF_OK;
@@ -424,14 +438,11 @@ gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out)
   return GF_OK;
 }
 
-/* The used chunk at `ptr`, or NULL; *entry: its recent entry, or NULL. */
-static chunk *find_used(gf_pool *p, void *ptr, recent_entry **entry) {
-  *entry = NULL;
-  for (int i = 0; i < POOL_RECENT; i++)
-    if (p->recent[i].ptr == ptr && p->recent[i].state == CHUNK_USED) {
-      *entry = &p->recent[i];
-      return p->recent[i].chunk;
-    }
+/* The used chunk at `ptr`, or NULL; *at: its recent entry, or -1. */
+static chunk *find_used(gf_pool *p, void *ptr, int *at) {
+  *at = recent_find(&p->recent, ptr);
+  if (*at >= 0 && p->recent.state[*at] == CHUNK_USED) return p->recent.chunk[*at];
+  *at = -1;
   if (p->strategy == GF_POOL_ASYNC) {
     for (chunk *c = p->direct; c; c = c->next)
       if (c->ptr == ptr) return c;
@@ -445,8 +456,8 @@ static chunk *find_used(gf_pool *p, void *ptr, recent_entry **entry) {
 }
 
 gf_status gf_pool_free(gf_pool *p, void *ptr, gf_stream *stream) {
-  recent_entry *entry;
-  chunk *c = find_used(p, ptr, &entry);
+  int at;
+  chunk *c = find_used(p, ptr, &at);
   if (!c) {
     snprintf(p->b->error, sizeof p->b->error,
              "internal: freeing %p, which the pool did not allocate (or freed already)", ptr);
@@ -471,8 +482,8 @@ gf_status gf_pool_free(gf_pool *p, void *ptr, gf_stream *stream) {
   }
   c->state = CHUNK_PENDING;
   c->stream = stream;
-  if (entry) /* the entry mirrors it: same chunk, now pending on `stream` */
-    entry->state = CHUNK_PENDING, entry->stream = stream;
+  if (at >= 0) /* its entry: the same chunk, now pending on `stream` */
+    p->recent.state[at] = CHUNK_PENDING, p->recent.stream[at] = stream;
   else
     recent_set(p, c);
   p->stats.pending += c->size;

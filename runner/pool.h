@@ -41,7 +41,7 @@ typedef struct gf_pool_stats {
   int64_t reused;           /* allocations served by a chunk used before */
   int64_t reused_same;      /* of those: pending on the asking stream, taken at once */
   int64_t reused_after;     /* of those: freed on another stream, taken once its event completed */
-  int64_t passed_pending;   /* allocations that passed over a chunk another stream may still use */
+  int64_t passed_pending;   /* searches that passed over a chunk another stream may still use */
   int64_t blocks, released; /* blocks taken from the backend, and given back before the end */
   size_t in_use, in_use_peak;     /* bytes allocated to temporaries: now, and the high-water mark */
   size_t reserved, reserved_peak; /* bytes the pool holds from the backend */
@@ -62,9 +62,11 @@ gf_status gf_pool_create(gf_backend *b, gf_pool_strategy strategy, gf_space spac
 gf_status gf_pool_reserve(gf_pool *p, size_t bytes);
 
 /* `bytes` for work issued to `stream` from now on (other streams may use it
- * after an event recorded on `stream` after this call). GF_INTERNAL with the
- * backend's reason in b->error. */
-gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, void **out);
+ * after an event recorded on `stream` after this call). `hint`: what the
+ * caller had from the pool last time (NULL: nothing), taken back at once
+ * when it is pending on `stream` with this size (a temporary of every step).
+ * GF_INTERNAL with the backend's reason in b->error. */
+gf_status gf_pool_alloc(gf_pool *p, size_t bytes, gf_stream *stream, const void *hint, void **out);
 
 /* Gives `ptr` back after the work issued to `stream` so far (every use of it
  * must be ordered before that point). GF_INTERNAL with b->error written. */

@@ -75,7 +75,7 @@ static void rig_close(rig *r) {
  * for tens of milliseconds. */
 static void *pending_on_s(rig *r) {
   void *p = NULL;
-  CHECK_INT(gf_pool_alloc(r->pool, 1000, r->s, &p), GF_OK);
+  CHECK_INT(gf_pool_alloc(r->pool, 1000, r->s, NULL, &p), GF_OK);
   busy_issue(r->b, r->s, &r->w);
   CHECK_INT(gf_pool_free(r->pool, p, r->s), GF_OK);
   return p;
@@ -87,7 +87,7 @@ static void test_same_stream_reuse(void) {
   rig r;
   rig_open(&r, GF_POOL_RESOURCE_AWARE, SIZE_MAX);
   void *p = pending_on_s(&r), *q = NULL;
-  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, &q), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, NULL, &q), GF_OK);
   CHECK(q == p);
   const gf_pool_stats *st = gf_pool_stats_of(r.pool);
   CHECK_INT(st->reused, 1);
@@ -105,17 +105,17 @@ static void test_cross_stream_after_event(void) {
   rig_open(&r, GF_POOL_RESOURCE_AWARE, SIZE_MAX);
   const size_t block = (size_t)2 << 20;
   void *p = NULL, *q = NULL, *u = NULL;
-  CHECK_INT(gf_pool_alloc(r.pool, block, r.s, &p), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, block, r.s, NULL, &p), GF_OK);
   busy_issue(r.b, r.s, &r.w);
   CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_OK);
-  CHECK_INT(gf_pool_alloc(r.pool, block, r.t, &q), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, block, r.t, NULL, &q), GF_OK);
   CHECK(q && disjoint(p, block, q, block));
   const gf_pool_stats *st = gf_pool_stats_of(r.pool);
   CHECK_INT(st->passed_pending, 1);
   CHECK_INT(st->pending, block);
   CHECK_INT(st->blocks, 2);
   CHECK_INT(r.b->ops->stream_synchronize(r.b, r.s), GF_OK);
-  CHECK_INT(gf_pool_alloc(r.pool, block, r.t, &u), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, block, r.t, NULL, &u), GF_OK);
   CHECK(u == p);
   CHECK_INT(st->reused_after, 1);
   CHECK_INT(st->pending, 0);
@@ -125,13 +125,49 @@ static void test_cross_stream_after_event(void) {
   rig_close(&r);
 }
 
+/* Two chunks of one size pending on s: the hint (what the caller had last
+ * time) picks which comes back; a hint pending on another stream, of
+ * another size, or unknown to the pool is passed by, as if none were
+ * given. */
+static void test_hint(void) {
+  rig r;
+  rig_open(&r, GF_POOL_RESOURCE_AWARE, SIZE_MAX);
+  void *p = NULL, *q = NULL, *x = NULL, *y = NULL, *z = NULL;
+  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, NULL, &p), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, NULL, &q), GF_OK);
+  busy_issue(r.b, r.s, &r.w);
+  CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_OK);
+  CHECK_INT(gf_pool_free(r.pool, q, r.s), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, q, &x), GF_OK);
+  CHECK(x == q);
+  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, q, &y), GF_OK); /* q is in use: p, the other */
+  CHECK(y == p);
+  CHECK_INT(gf_pool_free(r.pool, x, r.s), GF_OK);
+  /* pending on s, asked for on t: not taken at once (t gets fresh memory) */
+  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.t, q, &z), GF_OK);
+  CHECK(z != q && disjoint(z, 1000, q, 1000));
+  CHECK_INT(gf_pool_free(r.pool, z, r.t), GF_OK);
+  /* another size, then a pointer the pool never gave: the search decides */
+  void *big = NULL, *w = NULL;
+  CHECK_INT(gf_pool_alloc(r.pool, 4096, r.s, q, &big), GF_OK);
+  CHECK(big != q);
+  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.s, &r, &w), GF_OK);
+  CHECK(w == q);
+  const gf_pool_stats *st = gf_pool_stats_of(r.pool);
+  CHECK_INT(st->reused_same, 3);
+  CHECK_INT(gf_pool_free(r.pool, y, r.s), GF_OK);
+  CHECK_INT(gf_pool_free(r.pool, w, r.s), GF_OK);
+  CHECK_INT(gf_pool_free(r.pool, big, r.s), GF_OK);
+  rig_close(&r);
+}
+
 /* With free memory at hand, t takes it without asking s's event, and s
  * keeps its own chunk. */
 static void test_free_memory_first(void) {
   rig r;
   rig_open(&r, GF_POOL_RESOURCE_AWARE, SIZE_MAX);
   void *p = pending_on_s(&r), *q = NULL;
-  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.t, &q), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.t, NULL, &q), GF_OK);
   CHECK(q && disjoint(p, 1000, q, 1000));
   CHECK_INT(gf_pool_stats_of(r.pool)->passed_pending, 1);
   CHECK_INT(gf_pool_stats_of(r.pool)->blocks, 1);
@@ -145,7 +181,7 @@ static void test_naive_reuses_at_once(void) {
   rig r;
   rig_open(&r, GF_POOL_NAIVE, SIZE_MAX);
   void *p = pending_on_s(&r), *q = NULL;
-  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.t, &q), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 1000, r.t, NULL, &q), GF_OK);
   CHECK(q == p);
   CHECK_INT(gf_pool_stats_of(r.pool)->pending_peak, 0);
   CHECK_INT(gf_pool_free(r.pool, q, r.t), GF_OK);
@@ -159,17 +195,17 @@ static void test_best_fit_and_coalescing(void) {
   rig r;
   rig_open(&r, GF_POOL_RESOURCE_AWARE, SIZE_MAX);
   char *a = NULL, *b = NULL, *c = NULL, *d = NULL, *x = NULL;
-  CHECK_INT(gf_pool_alloc(r.pool, 4 * 256, NULL, (void **)&a), GF_OK);
-  CHECK_INT(gf_pool_alloc(r.pool, 8 * 256, NULL, (void **)&b), GF_OK);
-  CHECK_INT(gf_pool_alloc(r.pool, 2 * 256, NULL, (void **)&c), GF_OK);
-  CHECK_INT(gf_pool_alloc(r.pool, 1, NULL, (void **)&d), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 4 * 256, NULL, NULL, (void **)&a), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 8 * 256, NULL, NULL, (void **)&b), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 2 * 256, NULL, NULL, (void **)&c), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 1, NULL, NULL, (void **)&d), GF_OK);
   CHECK(b == a + 4 * 256 && c == b + 8 * 256 && d == c + 2 * 256);
   CHECK_INT(gf_pool_free(r.pool, a, NULL), GF_OK);
   CHECK_INT(gf_pool_free(r.pool, c, NULL), GF_OK);
-  CHECK_INT(gf_pool_alloc(r.pool, 2 * 256 - 8, NULL, (void **)&x), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 2 * 256 - 8, NULL, NULL, (void **)&x), GF_OK);
   CHECK(x == c); /* not a, nor the rest of the block */
   CHECK_INT(gf_pool_free(r.pool, b, NULL), GF_OK);
-  CHECK_INT(gf_pool_alloc(r.pool, 12 * 256, NULL, (void **)&b), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 12 * 256, NULL, NULL, (void **)&b), GF_OK);
   CHECK(b == a); /* a and b merged */
   CHECK_INT(gf_pool_stats_of(r.pool)->blocks, 1);
   CHECK_INT(gf_pool_free(r.pool, b, NULL), GF_OK);
@@ -186,7 +222,7 @@ static void test_release_threshold(void) {
     rig r;
     rig_open(&r, GF_POOL_RESOURCE_AWARE, keep ? SIZE_MAX : 0);
     void *p = NULL;
-    CHECK_INT(gf_pool_alloc(r.pool, (size_t)3 << 20, r.s, &p), GF_OK);
+    CHECK_INT(gf_pool_alloc(r.pool, (size_t)3 << 20, r.s, NULL, &p), GF_OK);
     CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_OK); /* s is idle: its event completes */
     const gf_pool_stats *st = gf_pool_stats_of(r.pool);
     CHECK_INT(st->released, keep ? 0 : 1);
@@ -201,12 +237,12 @@ static void test_statistics(void) {
   rig r;
   rig_open(&r, GF_POOL_RESOURCE_AWARE, SIZE_MAX);
   void *p = NULL, *q = NULL;
-  CHECK_INT(gf_pool_alloc(r.pool, 1024, r.s, &p), GF_OK);
-  CHECK_INT(gf_pool_alloc(r.pool, 1024, r.t, &q), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 1024, r.s, NULL, &p), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 1024, r.t, NULL, &q), GF_OK);
   busy_issue(r.b, r.s, &r.w);
   CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_OK);
   CHECK_INT(gf_pool_free(r.pool, q, r.t), GF_OK);
-  CHECK_INT(gf_pool_alloc(r.pool, 512, r.s, &p), GF_OK);
+  CHECK_INT(gf_pool_alloc(r.pool, 512, r.s, NULL, &p), GF_OK);
   const gf_pool_stats *st = gf_pool_stats_of(r.pool);
   CHECK_INT(st->allocs, 3);
   CHECK_INT(st->frees, 2);
@@ -229,7 +265,7 @@ static void test_async(void) {
   CHECK_INT(r.b->ops->alloc(r.b, GF_SPACE_PINNED, N, NULL, (void **)&back), GF_OK);
   for (int i = 0; i < N; i++) host[i] = (unsigned char)(i * 13 + 1), back[i] = 0;
   for (int round = 0; round < 3; round++) {
-    CHECK_INT(gf_pool_alloc(r.pool, N, r.s, &p), GF_OK);
+    CHECK_INT(gf_pool_alloc(r.pool, N, r.s, NULL, &p), GF_OK);
     CHECK_INT(r.b->ops->copy_async(r.b, r.s, p, host, N, (gf_tag){-1, -1, -1}), GF_OK);
     CHECK_INT(r.b->ops->copy_async(r.b, r.s, back, p, N, (gf_tag){-1, -1, -1}), GF_OK);
     CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_OK);
@@ -256,7 +292,7 @@ static void test_bad_free(void) {
     char elsewhere;
     CHECK_INT(gf_pool_free(r.pool, &elsewhere, r.s), GF_INTERNAL);
     CHECK(strstr(r.b->error, "did not allocate") != NULL);
-    CHECK_INT(gf_pool_alloc(r.pool, 64, r.s, &p), GF_OK);
+    CHECK_INT(gf_pool_alloc(r.pool, 64, r.s, NULL, &p), GF_OK);
     CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_OK);
     CHECK_INT(gf_pool_free(r.pool, p, r.s), GF_INTERNAL);
     CHECK_INT(gf_pool_stats_of(r.pool)->frees, 1);
@@ -267,6 +303,7 @@ static void test_bad_free(void) {
 int main(void) {
   RUN(test_same_stream_reuse);
   RUN(test_cross_stream_after_event);
+  RUN(test_hint);
   RUN(test_free_memory_first);
   RUN(test_naive_reuses_at_once);
   RUN(test_best_fit_and_coalescing);

@@ -65,7 +65,7 @@ static double rate(gf_backend *b, gf_stream **s, int streams, mode m, size_t byt
         if (ok == GF_OK) b->ops->free(b, GF_SPACE_POOL, p, st);
         break;
       default:
-        ok = gf_pool_alloc(pool, bytes, st, &p);
+        ok = gf_pool_alloc(pool, bytes, st, NULL, &p);
         if (ok == GF_OK) ok = gf_pool_free(pool, p, st);
         break;
     }

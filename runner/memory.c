@@ -36,9 +36,8 @@ struct gf_memory {
   void ***inst;      /* [field][ring instance] */
   allocation *extra; /* gf_memory_alloc's, NULL ptr: freed */
   int nextra, extra_cap;
-  gf_pool *pools[GF_SPACE_COUNT];                  /* the temporaries', created at first use */
-  const gf_pool_stats *pool_stats[GF_SPACE_COUNT]; /* theirs (pool_held reads them per call) */
-  int64_t held[GF_SPACE_COUNT];                    /* bytes allocated now, per space */
+  gf_pool *pools[GF_SPACE_COUNT]; /* the temporaries', created at first use */
+  int64_t held[GF_SPACE_COUNT];   /* bytes allocated now, per space */
 };
 
 /* Counts an allocation (bytes > 0) or a free (< 0) in its space and, when the
@@ -131,7 +130,7 @@ static gf_status allocate_fields(gf_memory *m, gf_diag *diag) {
 /* What the pool of `space` holds from the backend: its blocks, or under
  * async the temporaries themselves. */
 static int64_t pool_held(const gf_memory *m, gf_space space) {
-  const gf_pool_stats *st = m->pool_stats[space];
+  const gf_pool_stats *st = gf_pool_stats_of(m->pools[space]);
   return (int64_t)(m->wf->pool_strategy == GF_POOL_ASYNC ? st->in_use : st->reserved);
 }
 
@@ -139,10 +138,8 @@ static int64_t pool_held(const gf_memory *m, gf_space space) {
  * backend's error written. */
 static gf_status create_pool(gf_memory *m, gf_space space) {
   if (m->pools[space]) return GF_OK;
-  gf_status st = gf_pool_create(m->b, m->wf->pool_strategy, space, m->wf->pool_release_threshold,
-                                &m->pools[space]);
-  if (st == GF_OK) m->pool_stats[space] = gf_pool_stats_of(m->pools[space]);
-  return st;
+  return gf_pool_create(m->b, m->wf->pool_strategy, space, m->wf->pool_release_threshold,
+                        &m->pools[space]);
 }
 
 /* The pool of each space that has scratch fields, created with a block for

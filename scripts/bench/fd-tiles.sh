@@ -17,7 +17,9 @@ cd "$(dirname "$0")/../.."
 # NAME: nvcc flags (the defaults of kernels/fd_gpu.h are `default`;
 # march, shared* and point*: the register march, the shared-memory plane and
 # the point tile for every scheme, GF_FD_TILE=1, 2 and 3; GF_FD_MARCH_3D was
-# every 3-D march's length until GF_FD_MARCH_3D_O8 took order 8's)
+# every 3-D march's length until GF_FD_MARCH_3D_O8 took order 8's, and was 8
+# until the default became 4: march3d8 is the old default, block3d-32x4 now
+# marches 4 as block3d-32x4-march4 did)
 tiles() {
   cat <<'LIST'
 default:
@@ -59,9 +61,8 @@ march-blocks8:-DGF_FD_MARCH_BLOCKS=8
 march-3d16x16-blocks4:-DGF_FD_MARCH_BLOCKS=4 -DGF_FD_BLOCK_X_3D=16 -DGF_FD_BLOCK_Y_3D=16
 march3d-steps2:-DGF_FD_STEPS_3D=2
 march3d16-steps2:-DGF_FD_MARCH_3D=16 -DGF_FD_STEPS_3D=2
-march3d4:-DGF_FD_MARCH_3D=4
+march3d8:-DGF_FD_MARCH_3D=8
 block3d-16x4:-DGF_FD_BLOCK_Y_3D=4
-block3d-32x4-march4:-DGF_FD_BLOCK_X_3D=32 -DGF_FD_BLOCK_Y_3D=4 -DGF_FD_MARCH_3D=4
 march3d-o8-16:-DGF_FD_MARCH_3D_O8=16
 LIST
 }

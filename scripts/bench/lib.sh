@@ -1,9 +1,9 @@
 # lib.sh - what the benchmark scripts share (sourced by gpu.sh, pool.sh,
 # kernels.sh and ghost_exchange.sh): a temporary folder for outputs in /dev/shm
 # (else $TMPDIR), removed on exit, and helpers (json, low, median, quantile,
-# calc, gflow_run and gflow_ms with PIN's pinning). Set `bin` (the binaries' folder) and
-# `repeat` first; `gflow` (default $bin/gflow) and `backend` (default gpu)
-# may be set too.
+# calc, gflow_run and gflow_ms, with PIN's pinning). Set `bin` (the binaries'
+# folder) and `repeat` first; `gflow` (default $bin/gflow) and `backend`
+# (default gpu) may be set too.
 out=/dev/shm
 [ -d "$out" ] && [ -w "$out" ] || out=${TMPDIR:-/tmp}
 tmp=$(mktemp -d "$out/gflow-bench.XXXXXX")
@@ -32,7 +32,8 @@ gflow_run() {
   rm -rf "$tmp/g"
   "${pinned[@]}" "${gflow:-$bin/gflow}" run "$wf" --backend "${backend:-gpu}" --quiet --out "$tmp/g" "$@" 2>"$tmp/err" ||
     { cat "$tmp/err" >&2; echo "nan nan"; return; }
-  echo "$(calc "$(json "$tmp/g/timings.json" total_s) * 1000") $(json "$tmp/g/timings.json" median)"
+  echo "$(calc "$(json "$tmp/g/timings.json" total_s) * 1000")" \
+    "$(sed -n 's/.*"host_step_us": {"median": \([0-9.e+-]*\).*/\1/p' "$tmp/g/timings.json")"
 }
 
 # gflow_ms WORKFLOW [--set ...]: gflow's loop time in ms, best of $repeat runs

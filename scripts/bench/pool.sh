@@ -11,8 +11,10 @@
 #      640 steps) against the same run with the fields preallocated, and
 #      workflows/wave2d.yaml for reference: the loop's time, best and median
 #      of ROUNDS rounds in which the variants take turns (the launch-bound
-#      loop moves by 10% from run to run on one GPU), and the median of the
-#      rounds' ratios to the preallocated run (paired).
+#      loop moves by 10% from run to run on one GPU), the median of the
+#      rounds' ratios to the preallocated run (paired) and their quartiles;
+#      then the same table for each run's median step on the host
+#      (timings.json's host_step_us).
 # Targets (issue 13, on the GPU): the resource-aware pool at least 10x the
 # per-step rate and no slower than async; per-step temporaries within 1.02x
 # of preallocated.

@@ -94,8 +94,9 @@ static void check_wave2d(int64_t N0, int64_t N1, int halo, double D0, double D1)
 }
 
 static void test_wave2d_matches_reference(void) {
-  check_wave2d(64, 64, 2, 1.0, 1.0);
+  check_wave2d(64, 64, 2, 1.0, 1.0); /* unit spacing: wave2d.c's own row function */
   check_wave2d(37, 91, 2, 0.5, 2.0); /* odd, non-square, anisotropic spacing */
+  check_wave2d(33, 50, 2, 1.0, 2.0); /* unit spacing along one axis only */
   check_wave2d(40, 24, 3, 1.0, 1.0); /* a wider halo updates fewer cells */
 }
 

@@ -10,7 +10,8 @@
 #      either; the Ricker hook runs every step, the loop computes it in C);
 #   2. the seed workload (256^2, 640 steps, a snapshot every step) under each
 #      schedule, and with batched snapshots under events, graph and auto,
-#      each over the time of events with a copy per plane.
+#      each over the time of events with a copy per plane: best over best,
+#      and the median over the rounds of each round's ratio.
 # Usage: scripts/bench/cpu.sh [BUILD_DIR (default build)] [REPEAT (default 3)]
 #   BUILD_DIR holds `gflow`: a CPU build (build) or a GPU one (.device/bin; run
 #   with --backend cpu). THREADS="1 2 16": the compute rows once per OpenMP
@@ -54,29 +55,34 @@ done
 [ "${SEED:-1}" = 0 ] && exit 0
 
 printf '\nseed workload, 256^2 x 640 steps, snapshot every step (output in %s)\n' "$tmp"
-printf '%-30s %12s %12s %10s\n' "schedule, output" "total ms" "us/step" "/ events 1"
+printf '%-30s %12s %12s %10s %14s\n' "schedule, output" "total ms" "us/step" "/ events 1" "paired median"
 # events with a copy per plane (the reference), then each schedule with the
 # batch it chooses (on the CPU backend batches of 16 staged directly, each
 # plane copied once into its place in the batch's staging buffer; auto:
 # batches of 16 read straight from U's grown ring), batches of 16 given under
 # events and graph, and auto with a copy per plane; the rows take turns,
-# best of REPEAT each
+# best of REPEAT each, and the median of each round's row over that round's
+# reference (this machine's speed moves by 10-20% between runs, less within
+# a round)
 rows=("events, a copy per plane|1" "sync|" "streams|" "events|" "graph|" "auto|"
   "events, batches of 16|16" "graph, batches of 16|16" "auto, a copy per plane|1")
-declare -A best
-for _ in $(seq "$repeat"); do
+: >"$tmp/seed-times"
+for round in $(seq "$repeat"); do
   for row in "${rows[@]}"; do
     label=${row%|*} batch=${row#*|} schedule=${label%%,*}
     sets=(--set "schedule=$schedule")
     [ -z "$batch" ] || sets+=(--set "loop.tasks.1.output.batch=$batch")
     rm -rf "$tmp/seed"
     "$gflow" run workflows/wave2d.yaml --backend cpu --quiet --out "$tmp/seed" "${sets[@]}" >/dev/null
-    t=$(calc "$(json "$tmp/seed/timings.json" total_s) * 1000")
-    if [ -z "${best[$label]:-}" ] || [ "$(calc "$t < ${best[$label]}")" = 1.000 ]; then best[$label]=$t; fi
+    echo "$round|$label|$(calc "$(json "$tmp/seed/timings.json" total_s) * 1000")" >>"$tmp/seed-times"
   done
 done
+times() { awk -F'|' -v l="$1" '$2 == l {print $1, $3}' "$tmp/seed-times"; }
+ref_best=$(times "events, a copy per plane" | awk '{print $2}' | low)
 for row in "${rows[@]}"; do
   label=${row%|*}
-  printf '%-30s %12.2f %12.2f %10.3f\n' "$label" "${best[$label]}" "$(calc "${best[$label]} * 1000 / 640")" \
-    "$(calc "${best[$label]} / ${best[events, a copy per plane]}")"
+  best=$(times "$label" | awk '{print $2}' | low)
+  paired=$(join <(times "$label" | sort) <(times "events, a copy per plane" | sort) | awk '{print $2 / $3}' | median)
+  printf '%-30s %12.2f %12.2f %10.3f %14.3f\n' "$label" "$best" "$(calc "$best * 1000 / 640")" \
+    "$(calc "$best / $ref_best")" "$paired"
 done

@@ -64,6 +64,10 @@ march3d16-steps2:-DGF_FD_MARCH_3D=16 -DGF_FD_STEPS_3D=2
 march3d8:-DGF_FD_MARCH_3D=8
 block3d-16x4:-DGF_FD_BLOCK_Y_3D=4
 march3d-o8-16:-DGF_FD_MARCH_3D_O8=16
+block3d-32x8:-DGF_FD_BLOCK_X_3D=32
+block3d-32x16:-DGF_FD_BLOCK_X_3D=32 -DGF_FD_BLOCK_Y_3D=16
+block3d-64x8:-DGF_FD_BLOCK_X_3D=64
+block3d-16x16:-DGF_FD_BLOCK_Y_3D=16
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

@@ -68,6 +68,8 @@ block3d-32x8:-DGF_FD_BLOCK_X_3D=32
 block3d-32x16:-DGF_FD_BLOCK_X_3D=32 -DGF_FD_BLOCK_Y_3D=16
 block3d-64x8:-DGF_FD_BLOCK_X_3D=64
 block3d-16x16:-DGF_FD_BLOCK_Y_3D=16
+shared-3d-20x12:-DGF_FD_SHARED_X_3D=20 -DGF_FD_SHARED_Y_3D=12
+shared-3d-25x8:-DGF_FD_SHARED_X_3D=25 -DGF_FD_SHARED_Y_3D=8
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

@@ -849,6 +849,18 @@ static const char *openmp_version(void) {
 #endif
 }
 
+int gf_cpu_cores(void) {
+#ifdef _OPENMP
+  return omp_get_num_procs();
+#else
+  return (int)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+}
+
+int gf_cpu_kernel_threads(int cores, int runner_threads) {
+  return runner_threads > 0 && cores - runner_threads >= 6 ? cores - runner_threads : 0;
+}
+
 gf_status gf_backend_cpu_create(const gf_backend_options *options, gf_backend **out) {
   *out = NULL;
   cpu_backend *cb = gf_calloc(1, sizeof *cb);
@@ -863,11 +875,7 @@ gf_status gf_backend_cpu_create(const gf_backend_options *options, gf_backend **
   cb->timing_on = options ? options->timing : 0;
   pthread_mutex_init(&cb->lock, NULL);
 
-#ifdef _OPENMP
-  int cores = omp_get_num_procs();
-#else
-  int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-#endif
+  int cores = gf_cpu_cores();
   const char *omp = openmp_version();
   double gib = (double)cpu_bytes_free(&cb->base, GF_SPACE_HOST) / (1024.0 * 1024.0 * 1024.0);
   char threads[48] = "";

@@ -346,7 +346,9 @@ static const cli_option options[] = {
      "GPU index (default: SLURM_LOCALID, else the node-local MPI rank,\n"
      "modulo the GPUs there are, else 0)"},
     {"threads", "N", CMD_RUN, opt_threads,
-     "CPU backend: OpenMP threads per kernel (default: all cores)"},
+     "CPU backend: OpenMP threads per kernel (default: OMP_NUM_THREADS,\n"
+     "else all cores, less two where the loop writes often and 6 or\n"
+     "more stay)"},
     {"out", "DIR", CMD_RUN, opt_out, "output folder (default: out/NAME, NAME the workflow's name)"},
     {"step", "N", CMD_DAG, opt_step,
      "the step to draw (default: the first at which most tasks run)"},
@@ -596,12 +598,23 @@ static int built_with_gpu(void) {
  * kernel has a GPU implementation (auto), else the CPU. A forced backend that
  * cannot run the workflow is an error here, before anything runs. The banner,
  * `gflow: backend NAME: WHY; DESCRIPTION`, says which and why. */
+/* OpenMP threads per kernel on the CPU backend: --threads; else 0 (the
+ * OpenMP default) where OMP_NUM_THREADS says; else, for a loop that writes
+ * a plane at one step in eight or more, all cores but the writer's and the
+ * copies' (gf_cpu_kernel_threads). */
+static int kernel_threads(const cli *c, const gf_workflow *wf) {
+  if (c->threads > 0 || getenv("OMP_NUM_THREADS")) return c->threads;
+  int64_t planes = 0;
+  for (int f = 0; f < wf->nfiles; f++) planes += wf->files[f].planes;
+  return gf_cpu_kernel_threads(gf_cpu_cores(), planes * 8 >= wf->steps && planes > 0 ? 2 : 0);
+}
+
 static gf_status open_backend(const cli *c, const gf_workflow *wf, gf_diag *diag,
                               gf_backend **out) {
   /* A GPU times its operations with events only when asked: the trace asks. */
   gf_backend_options options = {.device = c->device,
                                 .local_rank = gf_comm_local_rank(c->comm),
-                                .threads = c->threads,
+                                .threads = kernel_threads(c, wf),
                                 .timing = c->timing || c->trace};
   const char *want = c->backend ? c->backend : "auto";
   char why[512] = "asked for with --backend cpu";
@@ -838,7 +851,7 @@ static gf_status run_command(cli *c) {
                                 .argv = c->argv,
                                 .overrides = sets,
                                 .noverrides = nsets,
-                                .threads = c->threads,
+                                .threads = kernel_threads(c, wf),
                                 .comm = c->comm,
                                 .restart = checkpoint};
       catch_stop_signals();

@@ -497,6 +497,18 @@ static void test_openmp_threads_per_kernel(void) {
 }
 #endif
 
+/* The default threads per kernel: every core, less one for each of the
+ * runner's busy threads where at least 6 stay; 0 (the OpenMP default)
+ * otherwise. */
+static void test_kernel_threads_default(void) {
+  CHECK_INT(gf_cpu_kernel_threads(16, 2), 14);
+  CHECK_INT(gf_cpu_kernel_threads(8, 2), 6);
+  CHECK_INT(gf_cpu_kernel_threads(7, 2), 0); /* 5 would stay */
+  CHECK_INT(gf_cpu_kernel_threads(2, 2), 0);
+  CHECK_INT(gf_cpu_kernel_threads(64, 0), 0); /* nothing writes often */
+  CHECK(gf_cpu_cores() >= 1);
+}
+
 /* Rule 13 across processes: a forked child (before this process has any
  * thread) and the parent each register an inbox, swap handles through
  * pipes, put a pattern into the other's inbox, signal, wait for the other's
@@ -578,6 +590,7 @@ int main(void) {
   RUN(test_waiters_wake_at_their_ticket);
   RUN(test_task_timing_sink);
   RUN(test_destroy_drains_queued_work);
+  RUN(test_kernel_threads_default);
 #ifdef _OPENMP
   RUN(test_openmp_threads_per_kernel);
 #endif

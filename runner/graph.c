@@ -1013,6 +1013,8 @@ void gf_plan_write_summary(const gf_plan *plan, FILE *out) {
     if (file->batch > 1) { /* through a device-side ring, or straight from the field's */
       gf_format_bytes((double)f->bytes * file->batch, buf, sizeof buf);
       fprintf(out, " in batches of %d planes (%s copies)", file->batch, buf);
+      if (file->batch_chosen && !file->from_ring)
+        fprintf(out, " on a GPU (where the device is the host, a plane at a time)");
     }
     if (file->from_ring)
       fprintf(out, " straight from %s's ring (%d instances, grown from %d)", f->name, f->ring,

@@ -826,12 +826,16 @@ static gf_status run_command(cli *c) {
     if (st == GF_OK && (c->restart || c->restart_if_present))
       st = find_checkpoint(c, wf, out_dir, &diag, &checkpoint, &nothing_to_do);
     if (st == GF_OK && !nothing_to_do) st = open_backend(c, wf, &diag, &backend);
-    if (st == GF_OK && !nothing_to_do && backend->can_run_kernels_on_host_memory &&
-        gf_workflow_stage_direct(wf)) { /* no device-side ring where the device is the host */
-      gf_program_free(program);
-      program = NULL;
-      st = gf_program_create(wf, plan, &diag, &program);
-      if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
+    if (st == GF_OK && !nothing_to_do && backend->can_run_kernels_on_host_memory) {
+      /* where the device is the host: no batch gflow chose, no device-side ring */
+      int changed = gf_workflow_batch_for_host(wf);
+      changed |= gf_workflow_stage_direct(wf);
+      if (changed) {
+        gf_program_free(program);
+        program = NULL;
+        st = gf_program_create(wf, plan, &diag, &program);
+        if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
+      }
     }
     if (st == GF_OK && !nothing_to_do) st = gf_halo_check_transport(wf, c->comm, backend, &diag);
     if (st == GF_OK && !nothing_to_do) {

@@ -2174,6 +2174,7 @@ static gf_status plan_staging(loader *ld) {
       if (k > MAX_BATCH) k = MAX_BATCH;
       if (k > file->planes) k = file->planes;
       file->batch = file->image || k < 1 ? 1 : (int)k;
+      file->batch_chosen = 1;
     }
     if (file->batch > fit) {
       char b[32], q[32];
@@ -2189,6 +2190,18 @@ static gf_status plan_staging(loader *ld) {
   }
   count_staging(wf);
   return GF_OK;
+}
+
+int gf_workflow_batch_for_host(gf_workflow *wf) {
+  int changed = 0;
+  for (int f = 0; f < wf->nfiles; f++) {
+    gf_file *file = &wf->files[f];
+    if (!file->batch_chosen || file->from_ring || file->batch <= 1) continue;
+    file->batch = 1;
+    changed = 1;
+  }
+  if (changed) count_staging(wf);
+  return changed;
 }
 
 int gf_workflow_stage_direct(gf_workflow *wf) {

@@ -57,9 +57,9 @@ done
 printf '\nseed workload, 256^2 x 640 steps, snapshot every step (output in %s)\n' "$tmp"
 printf '%-30s %12s %12s %10s %14s\n' "schedule, output" "total ms" "us/step" "/ events 1" "paired median"
 # events with a copy per plane (the reference), then each schedule with the
-# batch it chooses (on the CPU backend batches of 16 staged directly, each
-# plane copied once into its place in the batch's staging buffer; auto:
-# batches of 16 read straight from U's grown ring), batches of 16 given under
+# batch it chooses (on the CPU backend a copy per plane; auto: batches of 16
+# read straight from U's grown ring), batches of 16 given (staged directly,
+# each plane copied once into its place in the batch's staging buffer) under
 # events and graph, and auto with a copy per plane; the rows take turns,
 # best of REPEAT each, and the median of each round's row over that round's
 # reference (this machine's speed moves by 10-20% between runs, less within

@@ -44,8 +44,9 @@ expect(r["workflow_file"] == wave, "workflow_file")
 w = r["workflow"]
 expect(w["name"] == "wave2d" and w["grid"] == {"shape": [40, 32], "spacing": [1, 1], "halo": 2}, f"grid {w}")
 expect(w["steps"] == 100 and w["schedule"] == "sync" and w["ranks"] == 1, f"steps, schedule, ranks {w}")
-# staging: buffers (2 batches of 64 planes write the 97 planes), staging_budget: bytes
-expect(w["memory"] == {"default": "device", "staging": 2, "staging_budget": 256 << 20}, f"memory {w['memory']}")
+# staging: buffers (on the CPU backend a plane each, the batch gflow chose
+# given up: as many as the file's 100 planes), staging_budget: bytes
+expect(w["memory"] == {"default": "device", "staging": 100, "staging_budget": 256 << 20}, f"memory {w['memory']}")
 expect(w["fields"] == {"U": {"space": "device", "dtype": "f32"}, "V": {"space": "device", "dtype": "f32"}}, f"fields {w['fields']}")
 expect(r["timings"] == t, "timings differ from timings.json")
 expect(t["steps"] == 100 and [k["count"] for k in t["tasks"]] == [100, 97], f"timings {t}")
@@ -87,28 +88,29 @@ lines = open(sys.argv[2]).read().splitlines()
 problems = []
 def expect(cond, what):
     if not cond: problems.append(what)
-expect(lines[0] == "| run | grid.shape | steps | schedule | total_ms | gpts_per_s | effective_gb_per_s | complete |", f"header {lines[0]}")
-expect(lines[1] == "|" + " --- |" * 8, f"rule {lines[1]}")
-want = [[f"{runs}/wave2d/32x32-events", "32x32", "80", "events"],
-        [f"{runs}/wave2d/32x32-sync", "32x32", "80", "sync"],
-        [f"{runs}/wave2d/40x32-sync", "40x32", "100", "sync"]]
+expect(lines[0] == "| run | grid.shape | steps | schedule | memory.staging | total_ms | gpts_per_s | effective_gb_per_s | complete |", f"header {lines[0]}")
+expect(lines[1] == "|" + " --- |" * 9, f"rule {lines[1]}")
+# memory.staging: a buffer a plane on the CPU backend, as many as the planes
+want = [[f"{runs}/wave2d/32x32-events", "32x32", "80", "events", "80"],
+        [f"{runs}/wave2d/32x32-sync", "32x32", "80", "sync", "80"],
+        [f"{runs}/wave2d/40x32-sync", "40x32", "100", "sync", "100"]]
 expect(len(lines) == 5, f"{len(lines)} lines")
 for line, w in zip(lines[2:], want):
     cells = [c.strip() for c in line.strip("|").split("|")]
-    expect(cells[:4] == w, f"row {cells[:4]}, expected {w}")
-    expect(all(float(c) > 0 for c in cells[4:7]) and cells[7] == "true", f"figures {cells[4:]}")
+    expect(cells[:5] == w, f"row {cells[:5]}, expected {w}")
+    expect(all(float(c) > 0 for c in cells[5:8]) and cells[8] == "true", f"figures {cells[5:]}")
 print("; ".join(problems))
 PY
 )
 [ -z "$problems" ] && pass || fail "collect table: $problems"
 expect_exit 0 "collect --csv" -- "$gflow" collect "$runs" --csv
-expect_contains "$out" "run,grid.shape,steps,schedule,total_ms,gpts_per_s,effective_gb_per_s,complete
-$runs/wave2d/32x32-events,32x32,80,events," "collect --csv"
+expect_contains "$out" "run,grid.shape,steps,schedule,memory.staging,total_ms,gpts_per_s,effective_gb_per_s,complete
+$runs/wave2d/32x32-events,32x32,80,events,80," "collect --csv"
 expect_exit 0 "collect --json" -- "$gflow" collect "$runs" --json
 problems=$(printf '%s' "$out" | python3 -c '
 import json, sys
 rows = json.load(sys.stdin)
-keys = ["run", "grid.shape", "steps", "schedule", "total_ms", "gpts_per_s", "effective_gb_per_s", "complete"]
+keys = ["run", "grid.shape", "steps", "schedule", "memory.staging", "total_ms", "gpts_per_s", "effective_gb_per_s", "complete"]
 print("" if [list(r) for r in rows] == [keys] * 3 and [r["schedule"] for r in rows] == ["events", "sync", "sync"] else rows)' 2>&1)
 [ -z "$problems" ] && pass || fail "collect --json: $problems"
 

@@ -2,8 +2,9 @@
 # output_batch.sh GFLOW REPO - batched snapshot IO on the CPU backend: under
 # every schedule, with a copy per plane (batch: 1), batches that divide the
 # planes written and batches that do not (the last one flushed at the end),
-# and the batch gflow chooses (on the CPU backend staged directly, each plane
-# copied once into its place in the batch's staging buffer), the raw file and its sidecar
+# and the batch gflow chooses (given up on the CPU backend: a plane at a
+# time; a batch given is staged directly there, each plane copied once into
+# its place in the batch's staging buffer), the raw file and its sidecar
 # are bit for bit the same, and so is the HDF5 dataset with its step scale
 # (when h5dump is there); outputs every third step into every third plane
 # likewise. The staging budget holds: a plane larger than the old rule's
@@ -73,11 +74,13 @@ for schedule in sync streams events graph auto; do
   done
 done
 expect_exit 0 "auto batch on the CPU backend" -- "$gflow" "${small[@]}" --out "$tmp/cpu-auto"
-expect_contains "$(cat "$tmp/cpu-auto/run.json")" '"staging": 1, "staging_budget": 268435456}' \
-  "the CPU backend: the chosen batch, every plane, staged directly into one buffer"
+expect_contains "$(cat "$tmp/cpu-auto/run.json")" '"staging": 60, "staging_budget": 268435456}' \
+  "the CPU backend: the batch gflow chose given up, a buffer a plane"
+same "$tmp/cpu-auto" "$tmp/ref" "the CPU backend, the batch gflow chose given up"
 expect_exit 0 "auto batch, validate" -- "$gflow" validate "$wave" --set 'grid.shape=[64,48]' \
   --set params.nt=60
-expect_contains "$out" "batches of 60 planes" "the batch chosen: every plane in one copy"
+expect_contains "$out" "batches of 60 planes (720.0 KiB copies) on a GPU (where the device is the host, a plane at a time)" \
+  "the batch chosen: every plane in one copy, on a GPU"
 
 # ---- batches straight from the field's ring (schedule auto) ---------------------
 # The seed's U is a ring of 5; under auto a batch of 16 is read from U's own

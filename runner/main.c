@@ -609,12 +609,12 @@ static int kernel_threads(const cli *c, const gf_workflow *wf) {
   return gf_cpu_kernel_threads(gf_cpu_cores(), planes * 8 >= wf->steps && planes > 0 ? 2 : 0);
 }
 
-static gf_status open_backend(const cli *c, const gf_workflow *wf, gf_diag *diag,
+static gf_status open_backend(const cli *c, const gf_workflow *wf, int threads, gf_diag *diag,
                               gf_backend **out) {
   /* A GPU times its operations with events only when asked: the trace asks. */
   gf_backend_options options = {.device = c->device,
                                 .local_rank = gf_comm_local_rank(c->comm),
-                                .threads = kernel_threads(c, wf),
+                                .threads = threads,
                                 .timing = c->timing || c->trace};
   const char *want = c->backend ? c->backend : "auto";
   char why[512] = "asked for with --backend cpu";
@@ -825,17 +825,14 @@ static gf_status run_command(cli *c) {
     }
     if (st == GF_OK && (c->restart || c->restart_if_present))
       st = find_checkpoint(c, wf, out_dir, &diag, &checkpoint, &nothing_to_do);
-    if (st == GF_OK && !nothing_to_do) st = open_backend(c, wf, &diag, &backend);
-    if (st == GF_OK && !nothing_to_do && backend->can_run_kernels_on_host_memory) {
-      /* where the device is the host: no batch gflow chose, no device-side ring */
-      int changed = gf_workflow_batch_for_host(wf);
-      changed |= gf_workflow_stage_direct(wf);
-      if (changed) {
-        gf_program_free(program);
-        program = NULL;
-        st = gf_program_create(wf, plan, &diag, &program);
-        if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
-      }
+    const int threads = kernel_threads(c, wf);
+    if (st == GF_OK && !nothing_to_do) st = open_backend(c, wf, threads, &diag, &backend);
+    if (st == GF_OK && !nothing_to_do && backend->can_run_kernels_on_host_memory &&
+        gf_workflow_stage_on_host(wf)) { /* no chosen batch, no device-side ring */
+      gf_program_free(program);
+      program = NULL;
+      st = gf_program_create(wf, plan, &diag, &program);
+      if (st == GF_OK) st = gf_program_compile(program, 0, GF_VALIDATE_MAX_STEPS, &diag);
     }
     if (st == GF_OK && !nothing_to_do) st = gf_halo_check_transport(wf, c->comm, backend, &diag);
     if (st == GF_OK && !nothing_to_do) {
@@ -855,7 +852,7 @@ static gf_status run_command(cli *c) {
                                 .argv = c->argv,
                                 .overrides = sets,
                                 .noverrides = nsets,
-                                .threads = kernel_threads(c, wf),
+                                .threads = threads,
                                 .comm = c->comm,
                                 .restart = checkpoint};
       catch_stop_signals();

@@ -2192,25 +2192,22 @@ static gf_status plan_staging(loader *ld) {
   return GF_OK;
 }
 
-int gf_workflow_batch_for_host(gf_workflow *wf) {
+int gf_workflow_stage_on_host(gf_workflow *wf) {
   int changed = 0;
-  for (int f = 0; f < wf->nfiles; f++) {
+  for (int f = 0; f < wf->nfiles; f++) { /* a batch gflow chose: none */
     gf_file *file = &wf->files[f];
     if (!file->batch_chosen || file->from_ring || file->batch <= 1) continue;
     file->batch = 1;
     changed = 1;
   }
   if (changed) count_staging(wf);
-  return changed;
-}
-
-int gf_workflow_stage_direct(gf_workflow *wf) {
-  /* Each direct file holds a staging buffer through its open batch, so
-   * they are no more than the buffers, and fewer by one when another file
-   * (a plane at a time, from a ring, or batched through a ring where
-   * direct files would hold every buffer) takes one at each of its copies:
-   * a buffer must free itself without the loop going on. */
-  int others = 0, batched = 0, changed = 0;
+  /* A batch given is staged directly. Each direct file holds a staging
+   * buffer through its open batch, so they are no more than the buffers,
+   * and fewer by one when another file (a plane at a time, from a ring, or
+   * batched through a ring where direct files would hold every buffer)
+   * takes one at each of its copies: a buffer must free itself without the
+   * loop going on. */
+  int others = 0, batched = 0;
   for (int f = 0; f < wf->nfiles; f++) {
     int single = wf->files[f].batch <= 1 || wf->files[f].from_ring;
     others |= single;

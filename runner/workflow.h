@@ -98,7 +98,7 @@ typedef struct gf_file {
    * each plane goes straight to its place in a staging buffer. */
   int batch;
   int batch_chosen; /* 1: `batch` is the loader's choice, not the output's `batch:` */
-  int direct;       /* 1: batches are staged plane by plane (gf_workflow_stage_direct) */
+  int direct;       /* 1: batches are staged plane by plane (gf_workflow_stage_on_host) */
   /* 1: the batches are copied out of the source field's own ring, which
    * holds them one after another (gf_output_read_rings): the output's task
    * runs once a batch, at `batch_end` steps, and no plane is copied on the
@@ -298,20 +298,16 @@ void gf_field_cell(const gf_field *field, int64_t i, int64_t index[GF_MAX_DIMS])
 size_t gf_workflow_plane_bytes(const gf_workflow *wf);
 
 /* For a backend whose device memory is host memory (the CPU's), where a
- * device-side ring's copy out only doubles the copying: every batch not
- * read from its field's ring (from_ring, which copies nothing more) is
- * staged directly (gf_file.direct), each plane copied once, into its place
- * in a staging buffer of the batch. Before the program is compiled; 1 when
- * a file changed. */
-int gf_workflow_stage_direct(gf_workflow *wf);
-
-/* Where the device is the host, before gf_workflow_stage_direct: a file whose
- * batch the loader chose (no `batch:`) and that does not read its batches
- * from its field's ring writes a plane at a time, as a batch there saves no
- * transfer and holds its planes back until its last (on 16 cores the seed's
- * batches of 16 took 1.24x the time of a copy per plane); the staging
- * buffers are counted again. Returns 1 when a file changed. */
-int gf_workflow_batch_for_host(gf_workflow *wf);
+ * batch saves no transfer and a device-side ring's copy out only doubles
+ * the copying, before the program is compiled: a file whose batch the
+ * loader chose (no `batch:`) and that does not read its batches from its
+ * field's ring writes a plane at a time (a batch there held each plane
+ * back until its last: on 16 cores the seed's batches of 16 took 1.24x the
+ * time of a copy per plane), the staging buffers counted again; every other
+ * batch not read from its field's ring (from_ring, which copies nothing
+ * more) is staged directly (gf_file.direct), each plane copied once, into
+ * its place in a staging buffer of the batch. 1 when a file changed. */
+int gf_workflow_stage_on_host(gf_workflow *wf);
 
 /* The first task that only the CPU backend can run: a kernel task whose kernel
  * has no GPU implementation (launch_gpu NULL), with that kernel in *kernel

@@ -88,8 +88,9 @@
 #define GF_FD_MARCH_BLOCKS 1 /* blocks of the march an SM should hold (caps the registers) */
 #endif
 /* Which tile walks 2-D and 3-D boxes: 0, the scheme's tile(ndim, radius)
- * (measured per scheme); 1, 2, 3: the register march, the shared-memory
- * plane or the point tile for every scheme (a study: fd-tiles.sh). */
+ * (measured per scheme); 1, 2, 3, 4: the register march, the shared-memory
+ * plane, the point tile or the ring (3-D; 2-D the march) for every scheme
+ * (a study: fd-tiles.sh). */
 #ifndef GF_FD_TILE
 #define GF_FD_TILE 0
 #endif
@@ -131,12 +132,30 @@
 #ifndef GF_FD_SHARED_BLOCKS_3D
 #define GF_FD_SHARED_BLOCKS_3D 2 /* and 3-D */
 #endif
+#ifndef GF_FD_RING_X
+#define GF_FD_RING_X 16 /* the ring's block: threads along the last axis (a vector each), 3-D */
+#endif
+#ifndef GF_FD_RING_Y
+#define GF_FD_RING_Y 16 /* and along axis 1 */
+#endif
+#ifndef GF_FD_RING_DEPTH
+#define GF_FD_RING_DEPTH 2 /* planes of the ring in flight ahead of the newest one used, f32 */
+#endif
+#ifndef GF_FD_RING_DEPTH_F64
+#define GF_FD_RING_DEPTH_F64 3 /* and f64 */
+#endif
+#ifndef GF_FD_RING_MARCH
+#define GF_FD_RING_MARCH 64 /* planes a block of the ring marches down axis 0 */
+#endif
+#ifndef GF_FD_RING_BLOCKS
+#define GF_FD_RING_BLOCKS 2 /* blocks of the ring an SM should hold (caps the registers) */
+#endif
 
 namespace gf_fd_gpu {
 
 /* The tiles a scheme chooses from, per dimensionality and radius (its
  * tile(ndim, radius)); 1-D always takes line_kernel. */
-enum Tile { kMarchTile = 1, kPlaneTile = 2, kPointTile = 3 };
+enum Tile { kMarchTile = 1, kPlaneTile = 2, kPointTile = 3, kRingTile = 4 };
 
 constexpr int64_t kPlaneMarch = GF_FD_MARCH;
 #ifndef GF_FD_MAX_BLOCKS
@@ -367,6 +386,18 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY, GF_FD_MARCH_
     }
 }
 
+/* A vector of a block's tile of a plane with its halo (row r from y0 - RY
+ * along axis 1, vector c from the block's first vector v0 - H along the
+ * last), as an element of plane 0, clamped to what the box reads. */
+template <int V, int H, int RY>
+__device__ __forceinline__ int64_t tile_element(const Walk &w, int64_t v0, int64_t y0, int r,
+                                                int c) {
+  const int64_t y = lesser(y0 + r - RY, w.n1 - 1 + RY);
+  int64_t v = lesser(v0 + c - H, lesser(w.nvec - 1 + H, w.v_hi));
+  v = v < w.v_lo ? w.v_lo : v;
+  return w.first + y * w.s1 + v * V;
+}
+
 /* The shared-memory tile's block: kX threads along the last axis (a vector
  * each), kY along axis 1 (3-D). */
 template <int NDIM>
@@ -426,13 +457,8 @@ __global__ void __launch_bounds__(Plane<NDIM>::kX *Plane<NDIM>::kY, Plane<NDIM>:
   const int64_t y_step = NDIM == 3 ? (int64_t)gridDim.y * Y : 1;
   const int64_t m_first = NDIM == 3 ? blockIdx.z : blockIdx.y;
   const int64_t m_step = NDIM == 3 ? gridDim.z : gridDim.y;
-  /* A vector of the tile (row r, vector c of the shared plane), as an
-   * element of plane 0, clamped to what the box reads. */
   auto element = [&](int64_t y0, int r, int c) -> int64_t {
-    const int64_t y = lesser(y0 + r - RY, w.n1 - 1 + RY);
-    int64_t v = lesser((int64_t)blockIdx.x * X + c - H, lesser(w.nvec - 1 + H, w.v_hi));
-    v = v < w.v_lo ? w.v_lo : v;
-    return w.first + y * w.s1 + v * V;
+    return tile_element<V, H, RY>(w, (int64_t)blockIdx.x * X, y0, r, c);
   };
   for (int64_t y0 = NDIM == 3 ? (int64_t)blockIdx.y * Y : 0; y0 < w.n1; y0 += y_step)
     for (int64_t m = m_first; m < marches; m += m_step) {
@@ -505,6 +531,210 @@ __global__ void __launch_bounds__(Plane<NDIM>::kX *Plane<NDIM>::kY, Plane<NDIM>:
           if (stores) store<T, V>(s.out + own + j * w.s0, out, x, w);
         }
       /* the next march's first plane may use the buffer of this one's last */
+      __syncthreads();
+    }
+}
+
+/* Copies into shared memory that the ring keeps in flight: on NVIDIA
+ * (sm_80 and later) cp.async, which lands a global vector in shared memory
+ * without passing through registers, a group of them committed a plane;
+ * elsewhere (AMD, HIP-CPU) a load and a store, each group complete when
+ * committed. */
+template <typename T, int V>
+__device__ __forceinline__ void copy_async(Vec<T, V> *to, const T *from) {
+#if defined(GFLOW_HIP_ON_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned at = (unsigned)__cvta_generic_to_shared(to);
+  if (sizeof(T) * V == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(at), "l"(from) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(at), "l"(from),
+                 "n"((int)(sizeof(T) * V))
+                 : "memory");
+#else
+  *to = load<T, V>(from);
+#endif
+}
+__device__ __forceinline__ void copies_commit() {
+#if defined(GFLOW_HIP_ON_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/* Waits until at most N of this thread's groups are in flight. */
+template <int N>
+__device__ __forceinline__ void copies_wait() {
+#if defined(GFLOW_HIP_ON_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/* The ring's block, 3-D: kX threads along the last axis (a vector each),
+ * kY along axis 1; kMarch planes a block; kBlocks an SM (with 2, nvcc
+ * gives heat 3-D order 8 114 registers; with 3 it spilled and ran at 0.54
+ * of the copy against 0.63). */
+struct Ring {
+  enum {
+    kX = GF_FD_RING_X,
+    kY = GF_FD_RING_Y,
+    kMarch = GF_FD_RING_MARCH,
+    kBlocks = GF_FD_RING_BLOCKS
+  };
+  /* Planes in flight ahead of the newest one used, per element type (heat
+   * 3-D order 8 on an H100, of the copy: f32 0.633 with 2, 0.621 with 3,
+   * 0.568 with 4; f64 0.717 with 2, 0.783 with 3). */
+  template <typename T>
+  struct Depth {
+    enum { kPlanes = sizeof(T) == 8 ? GF_FD_RING_DEPTH_F64 : GF_FD_RING_DEPTH };
+  };
+  /* Slots of the ring at radius R: planes j .. j + R + Depth are held
+   * while plane j is computed, in a multiple of the queue's length 2R + 1
+   * slots, so that with the march unrolled by it every slot is a constant;
+   * a slot holds a plane's tile with its halo. */
+  template <typename T, int R>
+  struct Slots {
+    enum { kQueue = 2 * R + 1, kCount = (R + Depth<T>::kPlanes + kQueue) / kQueue * kQueue };
+  };
+  template <int R, int V>
+  struct Slot {
+    enum { kW = kX + 2 * ((R + V - 1) / V), kCells = (kY + 2 * R) * kW };
+  };
+  template <typename T, int R, int V>
+  static size_t bytes() {
+    return (size_t)Slots<T, R>::kCount * Slot<R, V>::kCells * sizeof(Vec<T, V>);
+  }
+};
+
+/* The ring's shared memory, `count` of `type`: dynamic (its size given at
+ * the launch, past the 48 KiB a static array may have); HIP-CPU's own. */
+#if defined(__HIP_CPU_RT__)
+#define GF_FD_RING_SHARED(type, name, count) \
+  __shared__ type name##_[count];            \
+  type *name = name##_;
+#else
+#define GF_FD_RING_SHARED(type, name, count)               \
+  extern __shared__ __align__(16) unsigned char name##_[]; \
+  type *name = reinterpret_cast<type *>(name##_);
+#endif
+
+/* 3-D through a ring of planes in shared memory (kRingTile): a block owns a
+ * tile of kX vectors along the last axis by kY rows along axis 1 and marches
+ * down axis 0, kMarch planes. Each plane's tile with its halo (the H vectors
+ * either side along the last axis, R rows either side along axis 1) is
+ * copied into a slot of the ring Depth planes ahead of its first use, by all
+ * the block's threads (a copy in flight holds no register), so that the
+ * copies of Depth planes overlap the computing of one. While plane j is
+ * computed the ring holds planes j .. j + R + Depth: j's tile gives a cell's
+ * neighbours along the last axis and axis 1; along axis 0 they come from a
+ * register queue of each thread's own vector (planes j - R .. j + R, plane
+ * j + R taken from its slot). The march is unrolled by the ring's length, a
+ * multiple of the queue's, so that every slot and every place in the queue
+ * is a constant and no value moves between registers; plane addresses step
+ * by a stride. One barrier a plane: the slot a plane's copies fill held a
+ * plane computed before it. The fields read at the cell alone
+ * (Scheme::point) are loaded at their plane: loaded a plane ahead, their
+ * registers made nvcc spill wave's (3-D order 8 0.46 of the copy on an
+ * H100 against 0.75).
+ *
+ * Against the register march, the ring reads each plane's tile once instead
+ * of a thread's 2R rows along axis 1 through L1, and a cell costs fewer
+ * instructions (Nsight Compute, heat 3-D order 8, 400^3, an H100: 121
+ * million warp instructions a launch against the march's 162 million), so
+ * heat there ran at 0.633 of the copy against 0.603, and 0.785 against 0.630
+ * in f64. What bounds f32 then is latency: issue slots 60% busy, DRAM 61%,
+ * a warp's cycles an instruction spent mostly at the barrier (1.73) and on
+ * its loads (1.08); two planes between barriers ran as fast (0.634).
+ *
+ * Loads never leave the array: rows and vectors past the box's are clamped
+ * to the last the box reads (tile_element), planes i0 - R .. end - 1 + R
+ * are read; the cells they feed are computed and not stored. */
+template <typename Scheme, int R, int V>
+__global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks) ring_kernel(Scheme s, Walk w) {
+  typedef typename Scheme::Type T;
+  typedef Vec<T, V> Vt;
+  enum {
+    X = Ring::kX,
+    Y = Ring::kY,
+    N = X * Y,
+    H = (R + V - 1) / V,
+    W = Ring::Slot<R, V>::kW,
+    CELLS = Ring::Slot<R, V>::kCells,
+    NL = (CELLS + N - 1) / N, /* vectors of a slot a thread copies */
+    D = Ring::Depth<T>::kPlanes,
+    S = Ring::Slots<T, R>::kCount,
+    Q = 2 * R + 1, /* the queue: planes j - R .. j + R */
+    P = Scheme::kPoints > 0 ? Scheme::kPoints : 1
+  };
+  GF_FD_RING_SHARED(Vt, ring, S * CELLS)
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * X + tx;
+  const int64_t v0 = (int64_t)blockIdx.x * X;
+  const int64_t t = v0 + tx; /* this thread's vector along the last axis */
+  const int64_t x = t * V;
+  const int64_t marches = (w.n0 + Ring::kMarch - 1) / Ring::kMarch;
+  const int own_at = (tx + H) + (ty + R) * W; /* the thread's vector in a slot */
+  for (int64_t y0 = (int64_t)blockIdx.y * Y; y0 < w.n1; y0 += (int64_t)gridDim.y * Y)
+    for (int64_t m = blockIdx.z; m < marches; m += gridDim.z) {
+      const int64_t own = tile_element<V, H, R>(w, v0, y0, ty + R, tx + H);
+      const bool stores = y0 + ty < w.n1 && t < w.nvec;
+      const int64_t i0 = m * Ring::kMarch, end = lesser(i0 + Ring::kMarch, w.n0);
+      /* The vectors of a slot this thread copies, as elements of plane 0;
+       * planes i0 - R .. end - 1 + R are read, none past the array. */
+      int64_t from[NL];
+      GF_UNROLL for (int n = 0; n < NL; n++) {
+        const int e = tid + n * N;
+        from[n] = e < CELLS ? tile_element<V, H, R>(w, v0, y0, e / W, e % W) : 0;
+      }
+      const bool copies_last = tid + (NL - 1) * N < CELLS;
+      /* plane p's copies into `slot`, as one group */
+      auto copy_plane = [&](int slot, const T *plane) {
+        GF_UNROLL for (int n = 0; n < NL; n++) if (n < NL - 1 || copies_last)
+            copy_async<T, V>(ring + slot * CELLS + tid + n * N, plane + from[n]);
+        copies_commit();
+      };
+      /* plane j's slot in the ring (j - i0) % S, in the queue (j - i0 + R) % Q */
+      Vt q[Q];
+      GF_UNROLL for (int k = 0; k < R + D; k++) copy_plane(k, s.in + (i0 + k) * w.s0);
+      GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] = load<T, V>(s.in + own + (i0 - R + k) * w.s0);
+      const T *ahead = s.in + (i0 + R + D) * w.s0; /* plane j + R + D */
+      int64_t at = own + i0 * w.s0;                /* this thread's vector of plane j */
+      for (int64_t i = i0; i < end; i += S) GF_UNROLL for (int u = 0; u < S; u++) {
+          const int64_t j = i + u; /* the plane computed */
+          if (j >= end) continue;  /* (a break: hipcc would not unroll the loop) */
+          copies_wait<D - 1>();    /* plane j + R has landed, this thread's copies */
+          __syncthreads();         /* and every thread's */
+          if (j + D < end)
+            copy_plane((u + R + D) % S, ahead);
+          else
+            copies_commit(); /* an empty group: the count of groups stays one a plane */
+          ahead += w.s0;
+          const Vt *plane = ring + u * CELLS;
+          q[(u + 2 * R) % Q] = ring[(u + R) % S * CELLS + own_at];
+          Vt pt[P];
+          GF_UNROLL for (int p = 0; p < Scheme::kPoints; p++) pt[p] =
+              s.point[p] ? load<T, V>(s.point[p] + at) : Vt();
+          Vt lo[H], hi[H], mid[2 * R];
+          GF_UNROLL for (int h = 0; h < H; h++) {
+            lo[h] = plane[own_at - 1 - h];
+            hi[h] = plane[own_at + 1 + h];
+          }
+          GF_UNROLL for (int k = 0; k < 2 * R; k++) mid[k] =
+              plane[own_at + (k < R ? k - R : k - R + 1) * W];
+          const int at_j = (u + R) % Q;
+          Vt out;
+          GF_UNROLL for (int c = 0; c < V; c++) {
+            /* at(d, k): axis 0 from the queue, the others from the plane's slot */
+            auto value = [&](int d, int k) -> T {
+              if (d == 2) return window<T, V, H>(lo, q[at_j], hi, c + k);
+              if (d == 0 || k == 0) return q[(u + R + (d == 0 ? k : 0)) % Q].v[c];
+              return mid[k < 0 ? k + R : k + R - 1].v[c];
+            };
+            T pts[P];
+            GF_UNROLL for (int p = 0; p < P; p++) pts[p] = pt[p].v[c];
+            out.v[c] = s.template cell<3, R>(value, pts);
+          }
+          if (stores) store<T, V>(s.out + at, out, x, w);
+          at += w.s0;
+        }
+      /* the next march's copies fill slots this one's last planes used */
+      copies_wait<0>();
       __syncthreads();
     }
 }
@@ -608,6 +838,19 @@ inline bool aligned16(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
 
+/* Lets `kernel` have `bytes` of dynamic shared memory (HIP-CPU has no
+ * limit to lift). */
+template <typename Kernel>
+hipError_t allow_shared(Kernel kernel, size_t bytes) {
+#if defined(__HIP_CPU_RT__)
+  (void)kernel, (void)bytes;
+  return hipSuccess;
+#else
+  return hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
+                             hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+#endif
+}
+
 template <typename Scheme, int R, int V>
 hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hipStream_t stream) {
   const Walk w = walk_of(a, box, V);
@@ -630,6 +873,21 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hi
                          dim3(blocks(w.nvec, P3::kX, UINT32_MAX), blocks(w.n1, P3::kY, kMaxBlocks),
                               blocks(w.n0, P3::kZ, kMaxBlocks)),
                          dim3(P3::kX, P3::kY, P3::kZ), 0, stream, s, w);
+    return hipGetLastError();
+  }
+  if (tile == kRingTile && a->ndim == 3) {
+    typedef typename Scheme::Type T;
+    const size_t bytes = Ring::bytes<T, R, V>();
+    /* more than the 48 KiB a block has unasked: asked for (per device) */
+    if (bytes > 48 * 1024) {
+      const hipError_t err = allow_shared(ring_kernel<Scheme, R, V>, bytes);
+      if (err != hipSuccess) return err;
+    }
+    hipLaunchKernelGGL(
+        (ring_kernel<Scheme, R, V>),
+        dim3(blocks(w.nvec, Ring::kX, UINT32_MAX), blocks(w.n1, Ring::kY, kMaxBlocks),
+             blocks(marches(Ring::kMarch), 1, kMaxBlocks)),
+        dim3(Ring::kX, Ring::kY), bytes, stream, s, w);
     return hipGetLastError();
   }
   if (tile == kPlaneTile && a->ndim >= 2) {

@@ -26,8 +26,11 @@ struct HeatScheme {
    * 0.66 and 0.58 at orders 4 and 8), but the point tile at 3-D order 2
    * (0.65 against 0.62; 0.69 with the vector stores). The shared-memory
    * tile was no faster (2-D 0.74 / 0.72 / 0.68, 3-D order 8 0.47; 0.54
-   * with the vector stores). */
+   * with the vector stores). The ring at 3-D order 8 (f32 0.633 against
+   * the march's 0.603, f64 0.783 against 0.630; at orders 2 and 4 it was
+   * slower: 0.64 and 0.65 against 0.69 and 0.73). */
   static Tile tile(int ndim, int radius) {
+    if (ndim == 3 && radius == 4) return kRingTile;
     return sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;
   }
 

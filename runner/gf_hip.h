@@ -175,6 +175,9 @@ static inline cudaError_t gf_cuda_graph_exec_update(cudaGraphExec_t exec, cudaGr
 }
 #define hipGraphExecUpdate gf_cuda_graph_exec_update
 
+#define hipFuncSetAttribute cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+
 /* Kernels (nvcc only): the HIP launch macro as a triple-chevron launch. */
 #ifdef __CUDACC__
 #define hipLaunchKernelGGL(kernel, grid, block, shared_bytes, stream, ...) \

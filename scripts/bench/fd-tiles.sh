@@ -15,8 +15,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 # NAME: nvcc flags (the defaults of kernels/fd_gpu.h are `default`;
-# march, shared* and point*: the register march, the shared-memory plane and
-# the point tile for every scheme, GF_FD_TILE=1, 2 and 3; GF_FD_MARCH_3D was
+# march, shared*, point* and ring*: the register march, the shared-memory
+# plane, the point tile and the ring (3-D) for every scheme, GF_FD_TILE=1, 2,
+# 3 and 4; GF_FD_MARCH_3D was
 # every 3-D march's length until GF_FD_MARCH_3D_O8 took order 8's, and was 8
 # until the default became 4: march3d8 is the old default, block3d-32x4 now
 # marches 4 as block3d-32x4-march4 did)
@@ -70,6 +71,19 @@ block3d-64x8:-DGF_FD_BLOCK_X_3D=64
 block3d-16x16:-DGF_FD_BLOCK_Y_3D=16
 shared-3d-20x12:-DGF_FD_SHARED_X_3D=20 -DGF_FD_SHARED_Y_3D=12
 shared-3d-25x8:-DGF_FD_SHARED_X_3D=25 -DGF_FD_SHARED_Y_3D=8
+ring:-DGF_FD_TILE=4
+ring-depth3:-DGF_FD_TILE=4 -DGF_FD_RING_DEPTH=3
+ring-depth4:-DGF_FD_TILE=4 -DGF_FD_RING_DEPTH=4 -DGF_FD_RING_DEPTH_F64=4
+ring-blocks3:-DGF_FD_TILE=4 -DGF_FD_RING_BLOCKS=3
+ring-32x8:-DGF_FD_TILE=4 -DGF_FD_RING_X=32 -DGF_FD_RING_Y=8
+ring-16x32:-DGF_FD_TILE=4 -DGF_FD_RING_Y=32 -DGF_FD_RING_BLOCKS=1
+ring-8x32:-DGF_FD_TILE=4 -DGF_FD_RING_X=8 -DGF_FD_RING_Y=32
+ring-20x12:-DGF_FD_TILE=4 -DGF_FD_RING_X=20 -DGF_FD_RING_Y=12
+ring-16x8-blocks4:-DGF_FD_TILE=4 -DGF_FD_RING_Y=8 -DGF_FD_RING_BLOCKS=4
+ring-march32:-DGF_FD_TILE=4 -DGF_FD_RING_MARCH=32
+ring-march48:-DGF_FD_TILE=4 -DGF_FD_RING_MARCH=48
+ring-march100:-DGF_FD_TILE=4 -DGF_FD_RING_MARCH=100
+ring-march128:-DGF_FD_TILE=4 -DGF_FD_RING_MARCH=128
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

@@ -2,10 +2,11 @@
  * heat.hip, stencil.hip): the tile that walks a launch's box, the per-type
  * names of fd_cell.h's functions, and the point sources.
  *
- * Three tiles walk 2-D and 3-D boxes, and each scheme picks one per
+ * Four tiles walk 2-D and 3-D boxes, and each scheme picks one per
  * dimension and order, as measured (its tile(ndim, radius)): the register
- * march described here, the shared-memory plane (plane_kernel) and the
- * point tile (point_kernel), each described at its kernel.
+ * march described here, the shared-memory plane (plane_kernel), the point
+ * tile (point_kernel) and, 3-D only, the ring (ring_kernel), each described
+ * at its kernel.
  *
  * The march is wave2d.hip's register column, made general. A thread owns V
  * consecutive cells along the last axis: 16 bytes of them (4 f32, 2 f64),

@@ -40,6 +40,14 @@ wanted=${wanted//,/ }
 for name in $wanted; do
   [[ " $all_sections " == *" $name "* ]] || { echo "CHECK_SECTIONS: no section '$name' (sections: $all_sections)" >&2; exit 64; }
 done
+# needs PROGRAM...: stops the run, saying which, when BIN lacks a program
+# that build-nvidia.sh puts beside gflow (a folder of fd-tiles.sh's variants
+# holds gflow alone)
+needs() {
+  for p in "$@"; do
+    [ -x "$bin/$p" ] || { echo "check.sh: $bin/$p is missing (scripts/gpu/build-nvidia.sh builds it beside gflow)" >&2; exit 66; }
+  done
+}
 # section NAME TITLE: true, with TITLE as a heading, when NAME is wanted
 section() {
   [[ $wanted == *" $1 "* ]] || return 1
@@ -47,9 +55,11 @@ section() {
 }
 
 if section backend "GPU backend, ops level"; then
+  needs test_backend_gpu
   "$bin/test_backend_gpu" --require-gpu && pass || fail "test_backend_gpu"
 fi
 if section workflows "every workflow under every schedule and memory strategy"; then
+  needs compare_raw
   strategies=(device managed managed+prefetch pinned pool)
   sets_for() {
     case $1 in
@@ -341,6 +351,7 @@ if section faults "faults"; then
   sponge=$(dirname "$bin")/plugins/gflow_sponge.so
   if [ -f "$sponge" ]; then
     echo "== the example GPU plugin (sponge)"
+    needs compare_raw
     expect_exit 0 "sponge on the GPU" -- "$gflow" run plugins/sponge.yaml --plugin "$sponge" \
       --backend gpu --quiet --out "$tmp/sponge-gpu"
     expect_exit 0 "sponge on the CPU" -- "$gflow" run plugins/sponge.yaml --plugin "$sponge" \

@@ -684,15 +684,19 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks) ring_kernel
         from[n] = e < CELLS ? tile_element<V, H, R>(w, v0, y0, e / W, e % W) : 0;
       }
       const bool copies_last = tid + (NL - 1) * N < CELLS;
-      /* plane p's copies into `slot`, as one group */
-      auto copy_plane = [&](int slot, const T *plane) {
-        GF_UNROLL for (int n = 0; n < NL; n++) if (n < NL - 1 || copies_last)
-            copy_async<T, V>(ring + slot * CELLS + tid + n * N, plane + from[n]);
+      /* A plane's copies (`plane` its element 0) into `slot`, as one group,
+       * empty where the march reads no such plane (so the count of groups
+       * stays one a plane) */
+      auto copy_plane = [&](int slot, const T *plane, bool read) {
+        if (read)
+          GF_UNROLL for (int n = 0; n < NL; n++) if (n < NL - 1 || copies_last)
+              copy_async<T, V>(ring + slot * CELLS + tid + n * N, plane + from[n]);
         copies_commit();
       };
       /* plane j's slot in the ring (j - i0) % S, in the queue (j - i0 + R) % Q */
       Vt q[Q];
-      GF_UNROLL for (int k = 0; k < R + D; k++) copy_plane(k, s.in + (i0 + k) * w.s0);
+      GF_UNROLL for (int k = 0; k < R + D; k++)
+          copy_plane(k, s.in + (i0 + k) * w.s0, i0 + k < end + R);
       GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] = load<T, V>(s.in + own + (i0 - R + k) * w.s0);
       const T *ahead = s.in + (i0 + R + D) * w.s0; /* plane j + R + D */
       int64_t at = own + i0 * w.s0;                /* this thread's vector of plane j */
@@ -701,10 +705,7 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks) ring_kernel
           if (j >= end) continue;  /* (a break: hipcc would not unroll the loop) */
           copies_wait<D - 1>();    /* plane j + R has landed, this thread's copies */
           __syncthreads();         /* and every thread's */
-          if (j + D < end)
-            copy_plane((u + R + D) % S, ahead);
-          else
-            copies_commit(); /* an empty group: the count of groups stays one a plane */
+          copy_plane((u + R + D) % S, ahead, j + D < end);
           ahead += w.s0;
           const Vt *plane = ring + u * CELLS;
           q[(u + 2 * R) % Q] = ring[(u + R) % S * CELLS + own_at];
@@ -721,7 +722,7 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks) ring_kernel
           const int at_j = (u + R) % Q;
           Vt out;
           GF_UNROLL for (int c = 0; c < V; c++) {
-            /* at(d, k): axis 0 from the queue, the others from the plane's slot */
+            /* value(d, k): axis 0 from the queue, the others from the plane's slot */
             auto value = [&](int d, int k) -> T {
               if (d == 2) return window<T, V, H>(lo, q[at_j], hi, c + k);
               if (d == 0 || k == 0) return q[(u + R + (d == 0 ? k : 0)) % Q].v[c];

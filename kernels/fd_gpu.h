@@ -41,6 +41,8 @@
 
 #include <stdint.h>
 
+#include <atomic>
+
 #include "fd.h"
 #include "gf_hip.h"
 
@@ -661,7 +663,7 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks) ring_kernel
     NL = (CELLS + N - 1) / N, /* vectors of a slot a thread copies */
     D = Ring::Depth<T>::kPlanes,
     S = Ring::Slots<T, R>::kCount,
-    Q = 2 * R + 1, /* the queue: planes j - R .. j + R */
+    Q = Ring::Slots<T, R>::kQueue, /* the queue: planes j - R .. j + R */
     P = Scheme::kPoints > 0 ? Scheme::kPoints : 1
   };
   GF_FD_RING_SHARED(Vt, ring, S * CELLS)
@@ -840,16 +842,26 @@ inline bool aligned16(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
 
-/* Lets `kernel` have `bytes` of dynamic shared memory (HIP-CPU has no
- * limit to lift). */
+/* Lets `kernel` have `bytes` of dynamic shared memory past the 48 KiB a
+ * block has unasked, on the current device, asking once a device (GPUs 0 to
+ * 63; `asked` is the caller's, one per kernel): the attribute is the
+ * device's, and asking at every launch put a runtime call on each step's
+ * path. HIP-CPU has no limit to lift. */
 template <typename Kernel>
-hipError_t allow_shared(Kernel kernel, size_t bytes) {
+hipError_t allow_shared(Kernel kernel, size_t bytes, std::atomic<uint64_t> &asked) {
 #if defined(__HIP_CPU_RT__)
-  (void)kernel, (void)bytes;
+  (void)kernel, (void)bytes, (void)asked;
   return hipSuccess;
 #else
-  return hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
-                             hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+  if (bytes <= 48 * 1024) return hipSuccess;
+  int device = 0;
+  hipError_t err = hipGetDevice(&device);
+  const uint64_t bit = device >= 0 && device < 64 ? (uint64_t)1 << device : 0;
+  if (err != hipSuccess || (bit && (asked.load(std::memory_order_relaxed) & bit))) return err;
+  err = hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
+                            hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+  if (err == hipSuccess) asked.fetch_or(bit, std::memory_order_relaxed);
+  return err;
 #endif
 }
 
@@ -880,11 +892,9 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hi
   if (tile == kRingTile && a->ndim == 3) {
     typedef typename Scheme::Type T;
     const size_t bytes = Ring::bytes<T, R, V>();
-    /* more than the 48 KiB a block has unasked: asked for (per device) */
-    if (bytes > 48 * 1024) {
-      const hipError_t err = allow_shared(ring_kernel<Scheme, R, V>, bytes);
-      if (err != hipSuccess) return err;
-    }
+    static std::atomic<uint64_t> asked(0); /* the devices that let this instance have them */
+    const hipError_t err = allow_shared(ring_kernel<Scheme, R, V>, bytes, asked);
+    if (err != hipSuccess) return err;
     hipLaunchKernelGGL(
         (ring_kernel<Scheme, R, V>),
         dim3(blocks(w.nvec, Ring::kX, UINT32_MAX), blocks(w.n1, Ring::kY, kMaxBlocks),

@@ -148,7 +148,17 @@
 #define GF_FD_RING_DEPTH_F64 3 /* and f64 */
 #endif
 #ifndef GF_FD_RING_MARCH
-#define GF_FD_RING_MARCH 64 /* planes a block of the ring marches down axis 0 */
+#define GF_FD_RING_MARCH 64 /* the most planes a block of the ring marches down axis 0, f32 */
+#endif
+#ifndef GF_FD_RING_MARCH_F64
+#define GF_FD_RING_MARCH_F64 1024 /* and f64 */
+#endif
+#ifndef GF_FD_RING_BALANCE
+#define GF_FD_RING_BALANCE 1 /* 0: the ring marches its most planes, not fewer to fill waves */
+#endif
+#ifndef GF_FD_RING_SLOT_BARRIERS
+#define GF_FD_RING_SLOT_BARRIERS \
+  1 /* the ring's slot barriers: 0 none, 1 where the scheme takes them, 2 all */
 #endif
 #ifndef GF_FD_RING_BLOCKS
 #define GF_FD_RING_BLOCKS 2 /* blocks of the ring an SM should hold (caps the registers) */
@@ -570,23 +580,154 @@ __device__ __forceinline__ void copies_wait() {
 #endif
 }
 
+/* Slot barriers: NVIDIA sm_90's mbarrier objects in shared memory, which
+ * complete a phase when `count` arrivals have been made on them (with
+ * cp.async, when the arriving thread's copies issued before have landed). */
+#if defined(GFLOW_HIP_ON_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define GF_FD_SLOT_BARRIERS 1
+__device__ __forceinline__ unsigned shared_at(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void barrier_init(uint64_t *b, unsigned count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(shared_at(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void barrier_inval(uint64_t *b) {
+  asm volatile("mbarrier.inval.shared.b64 [%0];\n" ::"r"(shared_at(b)) : "memory");
+}
+__device__ __forceinline__ void barrier_arrive(uint64_t *b) {
+  asm volatile("mbarrier.arrive.shared.b64 _, [%0];\n" ::"r"(shared_at(b)) : "memory");
+}
+/* Arrives on `b` when this thread's copies issued so far have landed. */
+__device__ __forceinline__ void barrier_arrive_copies(uint64_t *b) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(shared_at(b)) : "memory");
+}
+/* Waits until the phase of `b` of parity `parity` has completed. */
+__device__ __forceinline__ void barrier_wait(uint64_t *b, unsigned parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n"
+      "}\n" ::"r"(shared_at(b)),
+      "r"(parity)
+      : "memory");
+}
+#else
+#define GF_FD_SLOT_BARRIERS 0
+#endif
+
+/* How the ring's threads wait for each other: before a slot is filled with
+ * plane k (its use k / S), until every thread has read the plane it held
+ * for the last time; before plane k is read, until every thread's copies
+ * of it have landed. With slot barriers (`Slots`, NVIDIA sm_90 only) a
+ * thread waits for just those, on a `full` and an `empty` barrier a slot,
+ * so the block's warps drift apart by up to the ring's slack instead of
+ * meeting at every plane; a thread issues a plane's copies before it waits
+ * for the plane it reads next. Otherwise the copies are groups, one a
+ * plane, and the threads meet at a block barrier a plane, then issue the
+ * copies. */
+template <int S, int D, bool Slots>
+struct RingSync {
+  enum { kSlots = Slots && GF_FD_SLOT_BARRIERS };
+  uint64_t *full, *empty; /* S each, after the ring's slots */
+
+  __device__ void init(int tid, int threads) {
+#if GF_FD_SLOT_BARRIERS
+    if (kSlots) {
+      if (tid == 0)
+        for (int n = 0; n < S; n++)
+          barrier_init(full + n, threads), barrier_init(empty + n, threads);
+      __syncthreads();
+    }
+#else
+    (void)tid, (void)threads;
+#endif
+  }
+  /* Before plane k's slot is read (k >= R: while computing plane k - R) */
+  __device__ __forceinline__ void landed(int slot, int64_t use) {
+#if GF_FD_SLOT_BARRIERS
+    if (kSlots) return barrier_wait(full + slot, (unsigned)(use & 1));
+#endif
+    (void)slot, (void)use;
+    copies_wait<D - 1>();
+    __syncthreads();
+  }
+  /* Planes 0 .. R - 1 of a march, landed before its first plane is read */
+  __device__ __forceinline__ void first_landed(int planes) {
+#if GF_FD_SLOT_BARRIERS
+    if (kSlots)
+      for (int k = 0; k < planes; k++) barrier_wait(full + k, 0);
+#endif
+    (void)planes;
+  }
+  __device__ __forceinline__ void before_fill(int slot, int64_t use) {
+#if GF_FD_SLOT_BARRIERS
+    if (kSlots && use > 0) barrier_wait(empty + slot, (unsigned)((use - 1) & 1));
+#endif
+    (void)slot, (void)use;
+  }
+  __device__ __forceinline__ void filled(int slot) {
+#if GF_FD_SLOT_BARRIERS
+    if (kSlots) return barrier_arrive_copies(full + slot);
+#endif
+    (void)slot;
+    copies_commit();
+  }
+  __device__ __forceinline__ void release(int slot) {
+#if GF_FD_SLOT_BARRIERS
+    if (kSlots) barrier_arrive(empty + slot);
+#endif
+    (void)slot;
+  }
+  /* After a march whose last plane read was `last` (k), with planes up to
+   * last + D filled: every copy landed, every thread done, the barriers
+   * new for the next march. */
+  __device__ void march_end(int tid, int threads, int64_t last) {
+#if GF_FD_SLOT_BARRIERS
+    if (kSlots) {
+      for (int64_t k = last + 1; k <= last + D; k++)
+        barrier_wait(full + k % S, (unsigned)((k / S) & 1));
+      __syncthreads();
+      if (tid == 0)
+        for (int n = 0; n < S; n++) {
+          barrier_inval(full + n), barrier_inval(empty + n);
+          barrier_init(full + n, threads), barrier_init(empty + n, threads);
+        }
+      __syncthreads();
+      return;
+    }
+#endif
+    (void)tid, (void)threads, (void)last;
+    copies_wait<0>();
+    __syncthreads();
+  }
+};
+
 /* The ring's block, 3-D: kX threads along the last axis (a vector each),
- * kY along axis 1; kMarch planes a block; kBlocks an SM (with 2, nvcc
+ * kY along axis 1; March's planes a block at most; kBlocks an SM (with 2, nvcc
  * gives heat 3-D order 8 114 registers; with 3 it spilled and ran at 0.54
  * of the copy against 0.63). */
 struct Ring {
-  enum {
-    kX = GF_FD_RING_X,
-    kY = GF_FD_RING_Y,
-    kMarch = GF_FD_RING_MARCH,
-    kBlocks = GF_FD_RING_BLOCKS
-  };
+  enum { kX = GF_FD_RING_X, kY = GF_FD_RING_Y, kBlocks = GF_FD_RING_BLOCKS };
   /* Planes in flight ahead of the newest one used, per element type (heat
    * 3-D order 8 on an H100, of the copy: f32 0.633 with 2, 0.621 with 3,
    * 0.568 with 4; f64 0.717 with 2, 0.783 with 3). */
   template <typename T>
   struct Depth {
     enum { kPlanes = sizeof(T) == 8 ? GF_FD_RING_DEPTH_F64 : GF_FD_RING_DEPTH };
+  };
+  /* The most planes a block marches, per element type (balanced_march
+   * may take fewer, to fill the GPU's last wave of blocks). 3-D order 8 on
+   * an H100, of the copy, 400^3 and 512^3: f64 heat 0.802 and 0.827 with
+   * marches of up to 1024 planes (100 and 512 taken) against 0.787 and
+   * 0.794 with up to 64 (50 and 64), f64 wave 0.839 and 0.835 against
+   * 0.824 and 0.838; f32 heat 0.629 and 0.682 with up to 1024 (134 and
+   * 512) against 0.641 and 0.684 with up to 64 (45 and 64), and 0.634 and
+   * 0.683 with 64 always. */
+  template <typename T>
+  struct March {
+    enum { kMost = sizeof(T) == 8 ? GF_FD_RING_MARCH_F64 : GF_FD_RING_MARCH };
   };
   /* Slots of the ring at radius R: planes j .. j + R + Depth are held
    * while plane j is computed, in a multiple of the queue's length 2R + 1
@@ -600,9 +741,18 @@ struct Ring {
   struct Slot {
     enum { kW = kX + 2 * ((R + V - 1) / V), kCells = (kY + 2 * R) * kW };
   };
+  /* the slots (a multiple of 16 bytes), then with slot barriers a `full`
+   * and an `empty` barrier a slot (RingSync) */
   template <typename T, int R, int V>
-  static size_t bytes() {
-    return (size_t)Slots<T, R>::kCount * Slot<R, V>::kCells * sizeof(Vec<T, V>);
+  struct Bytes {
+    enum {
+      kSlots = (Slots<T, R>::kCount * Slot<R, V>::kCells * (int)sizeof(Vec<T, V>) + 15) / 16 * 16
+    };
+  };
+  template <typename T, int R, int V>
+  static size_t bytes(bool slot_barriers) {
+    return Bytes<T, R, V>::kSlots +
+           (slot_barriers ? 2 * Slots<T, R>::kCount * sizeof(uint64_t) : 0);
   }
 };
 
@@ -620,7 +770,7 @@ struct Ring {
 
 /* 3-D through a ring of planes in shared memory (kRingTile): a block owns a
  * tile of kX vectors along the last axis by kY rows along axis 1 and marches
- * down axis 0, kMarch planes. Each plane's tile with its halo (the H vectors
+ * down axis 0, `march` planes (balanced_march). Each plane's tile with its halo (the H vectors
  * either side along the last axis, R rows either side along axis 1) is
  * copied into a slot of the ring Depth planes ahead of its first use, by all
  * the block's threads (a copy in flight holds no register), so that the
@@ -631,8 +781,12 @@ struct Ring {
  * j + R taken from its slot). The march is unrolled by the ring's length, a
  * multiple of the queue's, so that every slot and every place in the queue
  * is a constant and no value moves between registers; plane addresses step
- * by a stride. One barrier a plane: the slot a plane's copies fill held a
- * plane computed before it. The fields read at the cell alone
+ * by a stride. The threads wait for each other as RingSync says: at a block
+ * barrier a plane (the slot a plane's copies fill held a plane computed
+ * before it), or, where the scheme takes them (Scheme::kSlotBarriers, f64
+ * wave), at barriers of each slot: f64 wave 3-D order 8 on an H100 ran at
+ * 0.838 of the copy with them against 0.773 (400^3), but heat f32 at
+ * 0.627 against 0.634 and f64 heat as fast. The fields read at the cell alone
  * (Scheme::point) are loaded at their plane: loaded a plane ahead, their
  * registers made nvcc spill wave's (3-D order 8 0.46 of the copy on an
  * H100 against 0.75).
@@ -644,13 +798,19 @@ struct Ring {
  * heat there ran at 0.633 of the copy against 0.603, and 0.785 against 0.630
  * in f64. What bounds f32 then is latency: issue slots 60% busy, DRAM 61%,
  * a warp's cycles an instruction spent mostly at the barrier (1.73) and on
- * its loads (1.08); two planes between barriers ran as fast (0.634).
+ * its loads (1.08); two planes between barriers ran as fast (0.634). Slot
+ * barriers take the barrier's wait away (0.16 against 1.45 a warp's
+ * instruction, f32) and the wait for the copies grows by as much (1.18 and
+ * 0.91 on the loads and fixed latency against 0.81 and 0.59), with 5% more
+ * instructions; with one or three planes ahead heat f32 ran at 0.59 and
+ * 0.62.
  *
  * Loads never leave the array: rows and vectors past the box's are clamped
  * to the last the box reads (tile_element), planes i0 - R .. end - 1 + R
  * are read; the cells they feed are computed and not stored. */
-template <typename Scheme, int R, int V>
-__global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks) ring_kernel(Scheme s, Walk w) {
+template <typename Scheme, int R, int V, bool SlotBarriers>
+__global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks)
+    ring_kernel(Scheme s, Walk w, int64_t march) {
   typedef typename Scheme::Type T;
   typedef Vec<T, V> Vt;
   enum {
@@ -664,20 +824,25 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks) ring_kernel
     D = Ring::Depth<T>::kPlanes,
     S = Ring::Slots<T, R>::kCount,
     Q = Ring::Slots<T, R>::kQueue, /* the queue: planes j - R .. j + R */
-    P = Scheme::kPoints > 0 ? Scheme::kPoints : 1
+    P = Scheme::kPoints > 0 ? Scheme::kPoints : 1,
+    SLOTS_AT = Ring::Bytes<T, R, V>::kSlots / sizeof(Vt), /* the barriers, in vectors */
+    BARRIERS = SlotBarriers ? 2 * S * sizeof(uint64_t) / sizeof(Vt) : 0
   };
-  GF_FD_RING_SHARED(Vt, ring, S * CELLS)
+  GF_FD_RING_SHARED(Vt, ring, SLOTS_AT + BARRIERS)
+  uint64_t *barriers = reinterpret_cast<uint64_t *>(ring + SLOTS_AT);
+  RingSync<S, D, SlotBarriers> sync = {barriers, barriers + S};
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * X + tx;
   const int64_t v0 = (int64_t)blockIdx.x * X;
   const int64_t t = v0 + tx; /* this thread's vector along the last axis */
   const int64_t x = t * V;
-  const int64_t marches = (w.n0 + Ring::kMarch - 1) / Ring::kMarch;
+  const int64_t marches = (w.n0 + march - 1) / march;
   const int own_at = (tx + H) + (ty + R) * W; /* the thread's vector in a slot */
+  sync.init(tid, N);
   for (int64_t y0 = (int64_t)blockIdx.y * Y; y0 < w.n1; y0 += (int64_t)gridDim.y * Y)
     for (int64_t m = blockIdx.z; m < marches; m += gridDim.z) {
       const int64_t own = tile_element<V, H, R>(w, v0, y0, ty + R, tx + H);
       const bool stores = y0 + ty < w.n1 && t < w.nvec;
-      const int64_t i0 = m * Ring::kMarch, end = lesser(i0 + Ring::kMarch, w.n0);
+      const int64_t i0 = m * march, end = lesser(i0 + march, w.n0);
       /* The vectors of a slot this thread copies, as elements of plane 0;
        * planes i0 - R .. end - 1 + R are read, none past the array. */
       int64_t from[NL];
@@ -686,28 +851,36 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks) ring_kernel
         from[n] = e < CELLS ? tile_element<V, H, R>(w, v0, y0, e / W, e % W) : 0;
       }
       const bool copies_last = tid + (NL - 1) * N < CELLS;
-      /* A plane's copies (`plane` its element 0) into `slot`, as one group,
-       * empty where the march reads no such plane (so the count of groups
-       * stays one a plane) */
+      /* A plane's copies (`plane` its element 0) into `slot`; none where
+       * the march reads no such plane (the slot's barrier or the count of
+       * groups still moves on) */
       auto copy_plane = [&](int slot, const T *plane, bool read) {
         if (read)
           GF_UNROLL for (int n = 0; n < NL; n++) if (n < NL - 1 || copies_last)
               copy_async<T, V>(ring + slot * CELLS + tid + n * N, plane + from[n]);
-        copies_commit();
+        sync.filled(slot);
       };
-      /* plane j's slot in the ring (j - i0) % S, in the queue (j - i0 + R) % Q */
+      /* plane j (k = j - i0) in slot k % S, its use of the slot k / S, and
+       * in the queue at (k + R) % Q */
       Vt q[Q];
       GF_UNROLL for (int k = 0; k < R + D; k++)
           copy_plane(k, s.in + (i0 + k) * w.s0, i0 + k < end + R);
       GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] = load<T, V>(s.in + own + (i0 - R + k) * w.s0);
+      sync.first_landed(R);
       const T *ahead = s.in + (i0 + R + D) * w.s0; /* plane j + R + D */
       int64_t at = own + i0 * w.s0;                /* this thread's vector of plane j */
-      for (int64_t i = i0; i < end; i += S) GF_UNROLL for (int u = 0; u < S; u++) {
+      int64_t use = 0;                             /* of slot 0 by plane i */
+      for (int64_t i = i0; i < end; i += S, use++) GF_UNROLL for (int u = 0; u < S; u++) {
           const int64_t j = i + u; /* the plane computed */
           if (j >= end) continue;  /* (a break: hipcc would not unroll the loop) */
-          copies_wait<D - 1>();    /* plane j + R has landed, this thread's copies */
-          __syncthreads();         /* and every thread's */
-          copy_plane((u + R + D) % S, ahead, j + D < end);
+          if (sync.kSlots) {       /* plane j + R + D's copies, then plane j + R landed */
+            sync.before_fill((u + R + D) % S, use + (u + R + D) / S);
+            copy_plane((u + R + D) % S, ahead, j + D < end);
+            sync.landed((u + R) % S, use + (u + R) / S);
+          } else {
+            sync.landed((u + R) % S, use + (u + R) / S);
+            copy_plane((u + R + D) % S, ahead, j + D < end);
+          }
           ahead += w.s0;
           const Vt *plane = ring + u * CELLS;
           q[(u + 2 * R) % Q] = ring[(u + R) % S * CELLS + own_at];
@@ -721,6 +894,7 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks) ring_kernel
           }
           GF_UNROLL for (int k = 0; k < 2 * R; k++) mid[k] =
               plane[own_at + (k < R ? k - R : k - R + 1) * W];
+          sync.release(u); /* plane j's slot is read no more */
           const int at_j = (u + R) % Q;
           Vt out;
           GF_UNROLL for (int c = 0; c < V; c++) {
@@ -738,8 +912,7 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks) ring_kernel
           at += w.s0;
         }
       /* the next march's copies fill slots this one's last planes used */
-      copies_wait<0>();
-      __syncthreads();
+      sync.march_end(tid, N, end - 1 - i0 + R);
     }
 }
 
@@ -842,27 +1015,72 @@ inline bool aligned16(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
 
-/* Lets `kernel` have `bytes` of dynamic shared memory past the 48 KiB a
- * block has unasked, on the current device, asking once a device (GPUs 0 to
- * 63; `asked` is the caller's, one per kernel): the attribute is the
- * device's, and asking at every launch put a runtime call on each step's
+/* How many blocks of `threads` with `bytes` of dynamic shared memory the
+ * current device holds at once of `kernel` (its multiprocessors times the
+ * blocks each holds), letting the kernel have the bytes past the 48 KiB a
+ * block has unasked. Asked once a device (GPUs 0 to 63; `held` is the
+ * caller's, one per kernel, 0 where not yet asked): the attribute is the
+ * device's, and asking at every launch put runtime calls on each step's
  * path. HIP-CPU has no limit to lift. */
 template <typename Kernel>
-hipError_t allow_shared(Kernel kernel, size_t bytes, std::atomic<uint64_t> &asked) {
-#if defined(__HIP_CPU_RT__)
-  (void)kernel, (void)bytes, (void)asked;
-  return hipSuccess;
-#else
-  if (bytes <= 48 * 1024) return hipSuccess;
-  int device = 0;
+hipError_t resident_blocks(Kernel kernel, int threads, size_t bytes,
+                           std::atomic<int64_t> (&held)[64], int64_t *resident) {
+  int device = 0, per_sm = 0, sms = 0;
   hipError_t err = hipGetDevice(&device);
-  const uint64_t bit = device >= 0 && device < 64 ? (uint64_t)1 << device : 0;
-  if (err != hipSuccess || (bit && (asked.load(std::memory_order_relaxed) & bit))) return err;
-  err = hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
-                            hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-  if (err == hipSuccess) asked.fetch_or(bit, std::memory_order_relaxed);
-  return err;
+  if (err != hipSuccess) return err;
+  std::atomic<int64_t> *known = device >= 0 && device < 64 ? &held[device] : NULL;
+  if (known && (*resident = known->load(std::memory_order_relaxed)) > 0) return hipSuccess;
+#if !defined(__HIP_CPU_RT__)
+  if (bytes > 48 * 1024)
+    err = hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
+                              hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 #endif
+  if (err == hipSuccess)
+    err = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes);
+#if defined(__HIP_CPU_RT__)
+  sms = 1; /* HIP-CPU has no such attribute */
+#else
+  if (err == hipSuccess)
+    err = hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device);
+#endif
+  if (err != hipSuccess) return err;
+  /* none: the launch says why (too much shared memory or too many registers) */
+  *resident = per_sm > 0 && sms > 0 ? (int64_t)per_sm * sms : 1;
+  if (known) known->store(*resident, std::memory_order_relaxed);
+  return hipSuccess;
+}
+
+/* The planes a block of the ring marches down axis 0, for `columns`
+ * columns of n0 planes with `resident` blocks at once: at most `most`, and
+ * of the marches a column from the fewest up to four times as many (64
+ * more at most), the one whose waves of blocks cost least, a wave as long
+ * as its blocks' planes and their `lead` (planes copied before the first
+ * is computed). With 64 planes at 400^3, f32, 1225 blocks made 4.6 waves of
+ * 264, the last a third empty; 45 planes make 1575, 6.0 waves. */
+inline int64_t balanced_march(int64_t n0, int64_t columns, int64_t resident, int64_t most,
+                              int lead) {
+  const int64_t fewest = (n0 + most - 1) / most;
+  if (!GF_FD_RING_BALANCE) return most;
+  int64_t best = most, best_cost = INT64_MAX;
+  for (int64_t c = fewest; c <= 4 * fewest && c < fewest + 64; c++) {
+    const int64_t planes = (n0 + c - 1) / c, marches = (n0 + planes - 1) / planes;
+    const int64_t waves = (columns * marches + resident - 1) / resident;
+    const int64_t cost = waves * (planes + lead);
+    if (cost < best_cost) best = planes, best_cost = cost;
+  }
+  return best;
+}
+
+/* `kernel`'s march over a box of n0 planes in `columns` columns of blocks
+ * of `threads` with `bytes` of dynamic shared memory (balanced_march's
+ * other arguments); `held` is resident_blocks'. */
+template <typename Kernel>
+hipError_t march_of(Kernel kernel, int threads, size_t bytes, std::atomic<int64_t> (&held)[64],
+                    int64_t n0, int64_t columns, int64_t most, int lead, int64_t *march) {
+  int64_t resident = 1;
+  const hipError_t err = resident_blocks(kernel, threads, bytes, held, &resident);
+  *march = balanced_march(n0, columns, resident, most, lead);
+  return err;
 }
 
 template <typename Scheme, int R, int V>
@@ -891,15 +1109,22 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hi
   }
   if (tile == kRingTile && a->ndim == 3) {
     typedef typename Scheme::Type T;
-    const size_t bytes = Ring::bytes<T, R, V>();
-    static std::atomic<uint64_t> asked(0); /* the devices that let this instance have them */
-    const hipError_t err = allow_shared(ring_kernel<Scheme, R, V>, bytes, asked);
+    enum {
+      kSlotBarriers =
+          GF_FD_RING_SLOT_BARRIERS == 2 || (GF_FD_RING_SLOT_BARRIERS == 1 && Scheme::kSlotBarriers)
+    };
+    const size_t bytes = Ring::bytes<T, R, V>(kSlotBarriers);
+    static std::atomic<int64_t> held[64]; /* this instance's resident blocks a device */
+    const unsigned bx = blocks(w.nvec, Ring::kX, UINT32_MAX),
+                   by = blocks(w.n1, Ring::kY, kMaxBlocks);
+    int64_t march = 0;
+    const hipError_t err =
+        march_of(ring_kernel<Scheme, R, V, kSlotBarriers>, Ring::kX * Ring::kY, bytes, held, w.n0,
+                 (int64_t)bx * by, Ring::March<T>::kMost, R + Ring::Depth<T>::kPlanes, &march);
     if (err != hipSuccess) return err;
-    hipLaunchKernelGGL(
-        (ring_kernel<Scheme, R, V>),
-        dim3(blocks(w.nvec, Ring::kX, UINT32_MAX), blocks(w.n1, Ring::kY, kMaxBlocks),
-             blocks(marches(Ring::kMarch), 1, kMaxBlocks)),
-        dim3(Ring::kX, Ring::kY), bytes, stream, s, w);
+    hipLaunchKernelGGL((ring_kernel<Scheme, R, V, kSlotBarriers>),
+                       dim3(bx, by, blocks(marches(march), 1, kMaxBlocks)),
+                       dim3(Ring::kX, Ring::kY), bytes, stream, s, w, march);
     return hipGetLastError();
   }
   if (tile == kPlaneTile && a->ndim >= 2) {

@@ -13,7 +13,7 @@ using namespace gf_fd_gpu;
 template <typename T>
 struct HeatScheme {
   typedef T Type;
-  enum { kPoints = 1 };
+  enum { kPoints = 1, kSlotBarriers = 0 };
   const T *in;       /* T0 */
   const T *point[1]; /* pattern (NULL: none) */
   T *out;            /* T1 */
@@ -28,7 +28,9 @@ struct HeatScheme {
    * tile was no faster (2-D 0.74 / 0.72 / 0.68, 3-D order 8 0.47; 0.54
    * with the vector stores). The ring at 3-D order 8 (f32 0.633 against
    * the march's 0.603, f64 0.783 against 0.630; at orders 2 and 4 it was
-   * slower: 0.64 and 0.65 against 0.69 and 0.73). */
+   * slower: 0.64 and 0.65 against 0.69 and 0.73); the ring without slot
+   * barriers (with them, f32 0.627 against 0.634 at 400^3; f64 0.806 and
+   * 0.816 against 0.802 and 0.827 at 400^3 and 512^3). */
   static Tile tile(int ndim, int radius) {
     if (ndim == 3 && radius == 4) return kRingTile;
     return sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;

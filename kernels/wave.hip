@@ -13,7 +13,7 @@ using namespace gf_fd_gpu;
 template <typename T>
 struct WaveScheme {
   typedef T Type;
-  enum { kPoints = 3 };
+  enum { kPoints = 3, kSlotBarriers = sizeof(T) == 8 };
   const T *in;       /* U1 */
   const T *point[3]; /* U0, V, pattern (NULL: none) */
   T *out;            /* U2 */
@@ -26,7 +26,10 @@ struct WaveScheme {
    * 0.87 against the march's 0.80, 3-D 0.73 against 0.72), the march
    * elsewhere (3-D orders 2 and 4 0.85 and 0.83 against the point tile's
    * 0.84 and 0.62), but the ring at f64 3-D order 8 (0.77 against the
-   * march's 0.73; at f32 the ring's 0.75 against the shared plane's 0.78). */
+   * march's 0.73; at f32 the ring's 0.75 against the shared plane's 0.78),
+   * with slot barriers (kSlotBarriers: 0.838 against 0.773 at 400^3,
+   * 0.835 against 0.790 at 512^3; at f32 the ring with them ran at 0.752
+   * and 0.815 against the shared plane's 0.782 and 0.833). */
   static Tile tile(int ndim, int radius) {
     if (ndim == 2 && radius <= 2) return kPointTile;
     if (ndim == 3 && radius == 4 && sizeof(T) == 8) return kRingTile;

@@ -177,6 +177,7 @@ static inline cudaError_t gf_cuda_graph_exec_update(cudaGraphExec_t exec, cudaGr
 
 #define hipFuncSetAttribute cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 
 /* Kernels (nvcc only): the HIP launch macro as a triple-chevron launch. */
 #ifdef __CUDACC__

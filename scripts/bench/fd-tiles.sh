@@ -20,7 +20,11 @@ cd "$(dirname "$0")/../.."
 # 3 and 4; GF_FD_MARCH_3D was
 # every 3-D march's length until GF_FD_MARCH_3D_O8 took order 8's, and was 8
 # until the default became 4: march3d8 is the old default, block3d-32x4 now
-# marches 4 as block3d-32x4-march4 did)
+# marches 4 as block3d-32x4-march4 did; GF_FD_RING_MARCH was the ring's
+# march until it became the most planes balanced_march may take, so the
+# ring-march* figures in the README are of fixed marches, as ring-fixed's
+# GF_FD_RING_BALANCE=0 gives; ring-slots* and ring-all-slots* set which
+# schemes wait at the ring's slot barriers)
 tiles() {
   cat <<'LIST'
 default:
@@ -84,6 +88,17 @@ ring-march32:-DGF_FD_TILE=4 -DGF_FD_RING_MARCH=32
 ring-march48:-DGF_FD_TILE=4 -DGF_FD_RING_MARCH=48
 ring-march100:-DGF_FD_TILE=4 -DGF_FD_RING_MARCH=100
 ring-march128:-DGF_FD_TILE=4 -DGF_FD_RING_MARCH=128
+ring-fixed:-DGF_FD_RING_BALANCE=0
+ring-f64-short:-DGF_FD_RING_MARCH_F64=64
+ring-slots-all:-DGF_FD_RING_SLOT_BARRIERS=2
+ring-slots-none:-DGF_FD_RING_SLOT_BARRIERS=0
+ring-all-slots:-DGF_FD_TILE=4 -DGF_FD_RING_SLOT_BARRIERS=2
+ring-all-slots-long:-DGF_FD_TILE=4 -DGF_FD_RING_SLOT_BARRIERS=2 -DGF_FD_RING_MARCH=1024
+ring-slots-all-depth1:-DGF_FD_RING_SLOT_BARRIERS=2 -DGF_FD_RING_DEPTH=1
+ring-slots-all-depth3:-DGF_FD_RING_SLOT_BARRIERS=2 -DGF_FD_RING_DEPTH=3
+ring-balance-any:-DGF_FD_RING_MARCH=1024
+ring-v8-32x16:-DGF_FD_VECTOR_BYTES=8 -DGF_FD_RING_X=32 -DGF_FD_RING_Y=16
+ring-v8-32x8-b4:-DGF_FD_VECTOR_BYTES=8 -DGF_FD_RING_X=32 -DGF_FD_RING_Y=8 -DGF_FD_RING_BLOCKS=4
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

@@ -706,7 +706,7 @@ struct RingSync {
 
 /* The ring's block, 3-D: kX threads along the last axis (a vector each),
  * kY along axis 1; March's planes a block at most; kBlocks an SM (with 2, nvcc
- * gives heat 3-D order 8 114 registers; with 3 it spilled and ran at 0.54
+ * gives heat 3-D order 8 109 registers; with 3 it spilled and ran at 0.54
  * of the copy against 0.63). */
 struct Ring {
   enum { kX = GF_FD_RING_X, kY = GF_FD_RING_Y, kBlocks = GF_FD_RING_BLOCKS };
@@ -1059,8 +1059,8 @@ hipError_t resident_blocks(Kernel kernel, int threads, size_t bytes,
  * 264, the last a third empty; 45 planes make 1575, 6.0 waves. */
 inline int64_t balanced_march(int64_t n0, int64_t columns, int64_t resident, int64_t most,
                               int lead) {
-  const int64_t fewest = (n0 + most - 1) / most;
   if (!GF_FD_RING_BALANCE) return most;
+  const int64_t fewest = (n0 + most - 1) / most;
   int64_t best = most, best_cost = INT64_MAX;
   for (int64_t c = fewest; c <= 4 * fewest && c < fewest + 64; c++) {
     const int64_t planes = (n0 + c - 1) / c, marches = (n0 + planes - 1) / planes;
@@ -1069,18 +1069,6 @@ inline int64_t balanced_march(int64_t n0, int64_t columns, int64_t resident, int
     if (cost < best_cost) best = planes, best_cost = cost;
   }
   return best;
-}
-
-/* `kernel`'s march over a box of n0 planes in `columns` columns of blocks
- * of `threads` with `bytes` of dynamic shared memory (balanced_march's
- * other arguments); `held` is resident_blocks'. */
-template <typename Kernel>
-hipError_t march_of(Kernel kernel, int threads, size_t bytes, std::atomic<int64_t> (&held)[64],
-                    int64_t n0, int64_t columns, int64_t most, int lead, int64_t *march) {
-  int64_t resident = 1;
-  const hipError_t err = resident_blocks(kernel, threads, bytes, held, &resident);
-  *march = balanced_march(n0, columns, resident, most, lead);
-  return err;
 }
 
 template <typename Scheme, int R, int V>
@@ -1117,11 +1105,12 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hi
     static std::atomic<int64_t> held[64]; /* this instance's resident blocks a device */
     const unsigned bx = blocks(w.nvec, Ring::kX, UINT32_MAX),
                    by = blocks(w.n1, Ring::kY, kMaxBlocks);
-    int64_t march = 0;
-    const hipError_t err =
-        march_of(ring_kernel<Scheme, R, V, kSlotBarriers>, Ring::kX * Ring::kY, bytes, held, w.n0,
-                 (int64_t)bx * by, Ring::March<T>::kMost, R + Ring::Depth<T>::kPlanes, &march);
+    int64_t resident = 1;
+    const hipError_t err = resident_blocks(ring_kernel<Scheme, R, V, kSlotBarriers>,
+                                           Ring::kX * Ring::kY, bytes, held, &resident);
     if (err != hipSuccess) return err;
+    const int64_t march = balanced_march(w.n0, (int64_t)bx * by, resident, Ring::March<T>::kMost,
+                                         R + Ring::Depth<T>::kPlanes);
     hipLaunchKernelGGL((ring_kernel<Scheme, R, V, kSlotBarriers>),
                        dim3(bx, by, blocks(marches(march), 1, kMaxBlocks)),
                        dim3(Ring::kX, Ring::kY), bytes, stream, s, w, march);

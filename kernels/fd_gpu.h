@@ -803,7 +803,10 @@ struct Ring {
  * instruction, f32) and the wait for the copies grows by as much (1.18 and
  * 0.91 on the loads and fixed latency against 0.81 and 0.59), with 5% more
  * instructions; with one or three planes ahead heat f32 ran at 0.59 and
- * 0.62.
+ * 0.62. What bounds f32 is moving the planes, not computing them: the same
+ * ring computing nothing ran at 0.61 against 0.64, fused multiply-adds took
+ * 20% of the instructions away for 0.643, and more planes or blocks in
+ * flight ran slower (README, "What bounds f32 heat's ring").
  *
  * Loads never leave the array: rows and vectors past the box's are clamped
  * to the last the box reads (tile_element), planes i0 - R .. end - 1 + R

@@ -13,9 +13,20 @@
 #           interleaved (loop, gflow, loop, ...), on all cores (or
 #           OMP_NUM_THREADS). 1-D 2^22, 2-D 2048^2, 3-D 160^3 cells. BUILD_DIR
 #           may be a GPU build (.device/bin): it runs with --backend cpu.
+# gflow runs without its default check (check.every=0), as the copy and the
+# loop do: the check scans every instance of U (three times the field) at
+# step 128 and after the last, which weighs a 20-step CPU run (10 to 20% of
+# a 1-D one) as 128 steps' worth weigh a long one, and 200 GPU steps by
+# about 1.5%.
 # COPY_GBS (GB/s) takes the copy's figure as given instead of measuring it.
-# --gpu: SHAPES="1D 2D 3D" (default "67108864 8192,8192 400,400,400") and
-# STEPS (200) set the grids and the steps.
+# --cpu: LOOP_BIN takes the loop's program as built beforehand (for a
+# machine without a compiler, e.g. the GPU machine: kernels_omp.c built
+# with -O3 -fopenmp and the -march of that machine) instead of building it
+# with -march=native.
+# SHAPES="1D 2D 3D" and STEPS set the grids and the steps (--gpu:
+# "67108864 8192,8192 400,400,400" and 200; --cpu: "4194304 2048,2048
+# 160,160,160" and 20, sized for a 2-core machine: on a large one they sit
+# in its last-level cache, and the larger grids of --gpu measure it).
 # VARIANTS="wave:f32:8:2 heat:f32:2:3 ..." (KERNEL:DTYPE:ORDER:NDIM) measures
 # only those rows (the default: every kernel, dimension and order in f32, and
 # f64 2-D order 4 and 3-D order 8).
@@ -32,7 +43,8 @@ gflow_gpts() {
   scripts/bench/kernel-workflow.sh "$3" "$4" "$5" "$6" "$7" --bench >"$tmp/w.yaml"
   for _ in $(seq "$repeat"); do
     rm -rf "$tmp/o"
-    if "$1" run "$tmp/w.yaml" --backend "$2" --quiet --out "$tmp/o" 2>"$tmp/err"; then
+    if "$1" run "$tmp/w.yaml" --backend "$2" --quiet --out "$tmp/o" --set check.every=0 \
+      2>"$tmp/err"; then
       json "$tmp/o/timings.json" gpts_per_s
     else
       cat "$tmp/err" >&2
@@ -92,22 +104,28 @@ case $mode in
   --cpu)
     build=${2:-build}
     [ -x "$build/gflow" ] || { echo "no $build/gflow: run scripts/setup.sh first" >&2; exit 1; }
-    cc -O3 -march=native -fopenmp -std=c11 scripts/bench/kernels_omp.c -o "$tmp/kernels_omp"
+    if [ -n "${LOOP_BIN:-}" ]; then
+      cp "$LOOP_BIN" "$tmp/kernels_omp"
+    else
+      cc -O3 -march=native -fopenmp -std=c11 scripts/bench/kernels_omp.c -o "$tmp/kernels_omp"
+    fi
     echo "CPU: $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
     echo "OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}; the loop and gflow interleaved, best of $repeat"
     printf '%-8s %-4s %5s %4s %-14s %12s %12s %7s\n' kernel type order dims grid "loop GPts/s" \
       "gflow GPts/s" ratio
     for v in $(variants); do
       IFS=: read -r kernel dtype order ndim <<<"$v"
-      shape=$(echo "4194304 2048,2048 160,160,160" | cut -d' ' -f"$ndim")
+      shape=$(echo "${SHAPES:-4194304 2048,2048 160,160,160}" | cut -d' ' -f"$ndim")
+      steps=${STEPS:-20}
       scheme=$([ "$kernel" = wave ] && echo wave || echo heat)
       f64=$([ "$dtype" = f64 ] && echo --f64 || true)
-      scripts/bench/kernel-workflow.sh "$kernel" "$dtype" "$order" "$shape" 20 --bench >"$tmp/w.yaml"
+      scripts/bench/kernel-workflow.sh "$kernel" "$dtype" "$order" "$shape" "$steps" --bench >"$tmp/w.yaml"
       for _ in $(seq "$repeat"); do
         # shellcheck disable=SC2046,SC2086
-        echo "loop $("$tmp/kernels_omp" $f64 "$scheme" "$order" 20 $(echo "$shape" | tr , ' ') | awk '{print $3}')"
+        echo "loop $("$tmp/kernels_omp" $f64 "$scheme" "$order" "$steps" $(echo "$shape" | tr , ' ') | awk '{print $3}')"
         rm -rf "$tmp/o"
-        if "$build/gflow" run "$tmp/w.yaml" --backend cpu --quiet --out "$tmp/o" 2>"$tmp/err"; then
+        if "$build/gflow" run "$tmp/w.yaml" --backend cpu --quiet --out "$tmp/o" \
+          --set check.every=0 2>"$tmp/err"; then
           echo "gflow $(json "$tmp/o/timings.json" gpts_per_s)"
         else
           cat "$tmp/err" >&2

@@ -47,6 +47,14 @@
 
 #define CPU_DEFAULT_QUEUE_DEPTH 1024
 #define CPU_ALLOC_ALIGNMENT 64
+/* An allocation of at least this many bytes is aligned to it and asks for
+ * huge pages (madvise; where transparent huge pages are left to the program,
+ * Debian's and Ubuntu's default, it would otherwise get 4 KiB ones): a
+ * stream through a large field then walks 512 times fewer pages. Heat 1-D
+ * order 4 on 2^26 cells, one core of the build machine: 3.4 to 4.0 GPts/s
+ * against 2.7 to 2.9 with 4 KiB pages; on 16 cores of the GPU machine
+ * about as fast either way (README, the CPU kernels' table). */
+#define CPU_HUGE_PAGE ((size_t)2 << 20)
 /* Spin this long on a completed count before sleeping: most waits between
  * short operations end sooner than a condition-variable wake-up would. */
 #define CPU_SPIN_NS 4000
@@ -543,9 +551,15 @@ static gf_status cpu_alloc(gf_backend *b, gf_space space, size_t bytes, gf_strea
   /* Every space is ordinary host memory here; aligned_alloc needs a whole
    * number of alignments, and a zero-byte request still gets a pointer. */
   void *p = NULL;
-  if (bytes <= SIZE_MAX - (CPU_ALLOC_ALIGNMENT - 1)) {
-    size_t rounded = (bytes + CPU_ALLOC_ALIGNMENT - 1) / CPU_ALLOC_ALIGNMENT * CPU_ALLOC_ALIGNMENT;
-    p = aligned_alloc(CPU_ALLOC_ALIGNMENT, rounded ? rounded : CPU_ALLOC_ALIGNMENT);
+  const size_t align = bytes >= CPU_HUGE_PAGE ? CPU_HUGE_PAGE : CPU_ALLOC_ALIGNMENT;
+  if (bytes <= SIZE_MAX - (align - 1)) {
+    size_t rounded = (bytes + align - 1) / align * align;
+    p = aligned_alloc(align, rounded ? rounded : align);
+#ifdef MADV_HUGEPAGE
+    /* Advice: where the kernel has no huge pages it fails, and the pages
+     * are ordinary ones. */
+    if (p && align == CPU_HUGE_PAGE) (void)madvise(p, rounded, MADV_HUGEPAGE);
+#endif
   }
   if (!p)
     return cpu_fail(b, "cannot allocate %zu bytes of host memory for %s space", bytes,

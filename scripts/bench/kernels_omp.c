@@ -7,14 +7,30 @@
  * hand-written loop's would be: without it the compiler leaves orders 4
  * and 8 scalar (up to 10x slower than order 2).
  *
- *   kernels_omp [--f64] wave|heat ORDER STEPS N0 [N1 [N2]]
+ * Its arrays are 2 MiB aligned and ask for huge pages (madvise), as gflow's
+ * CPU backend allocates a large field; --4k: plain malloc (4 KiB pages where
+ * transparent huge pages are left to the program).
+ *
+ *   kernels_omp [--f64] [--4k] wave|heat ORDER STEPS N0 [N1 [N2]]
  */
+#define _DEFAULT_SOURCE /* madvise */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { HALO = 4 };
+
+static int small_pages; /* --4k */
+
+static void *array(size_t bytes) {
+  if (small_pages) return malloc(bytes);
+  const size_t huge = (size_t)2 << 20, rounded = (bytes + huge - 1) / huge * huge;
+  void *p = aligned_alloc(huge, rounded);
+  if (p) (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice: ordinary pages without it */
+  return p;
+}
 
 /* The central second differences of order 2R: c[0], then the cells k away. */
 static const double c2[] = {-2.0, 1.0};
@@ -72,8 +88,8 @@ static const double c8[] = {-205.0 / 72.0, 8.0 / 5.0, -1.0 / 5.0, 8.0 / 315.0, -
     T c[5];                                                                                      \
     for (int k = 0; k <= order / 2; k++) c[k] = (T)c64[k];                                       \
     const long cells = n[0] * n[1] * n[2];                                                       \
-    T *U[3], *V = malloc((size_t)cells * sizeof(T));                                             \
-    for (int k = 0; k < 3; k++) U[k] = malloc((size_t)cells * sizeof(T));                        \
+    T *U[3], *V = array((size_t)cells * sizeof(T));                                              \
+    for (int k = 0; k < 3; k++) U[k] = array((size_t)cells * sizeof(T));                         \
     _Pragma("omp parallel for") for (long i = 0; i < cells; i++) {                               \
       V[i] = 1;                                                                                  \
       U[0][i] = U[1][i] = U[2][i] = (T)(i % 7) * (T)0.01;                                        \
@@ -94,8 +110,10 @@ TYPE(double)
 int main(int argc, char **argv) {
   int f64 = argc > 1 && strcmp(argv[1], "--f64") == 0;
   argc -= f64, argv += f64;
+  small_pages = argc > 1 && strcmp(argv[1], "--4k") == 0;
+  argc -= small_pages, argv += small_pages;
   if (argc < 5 || argc > 7 || (strcmp(argv[1], "wave") && strcmp(argv[1], "heat"))) {
-    fprintf(stderr, "usage: kernels_omp [--f64] wave|heat ORDER STEPS N0 [N1 [N2]]\n");
+    fprintf(stderr, "usage: kernels_omp [--f64] [--4k] wave|heat ORDER STEPS N0 [N1 [N2]]\n");
     return 64;
   }
   const int wave = strcmp(argv[1], "wave") == 0, order = atoi(argv[2]);

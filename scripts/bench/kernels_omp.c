@@ -25,10 +25,14 @@ enum { HALO = 4 };
 static int small_pages; /* --4k */
 
 static void *array(size_t bytes) {
-  if (small_pages) return malloc(bytes);
   const size_t huge = (size_t)2 << 20, rounded = (bytes + huge - 1) / huge * huge;
-  void *p = aligned_alloc(huge, rounded);
-  if (p) (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice: ordinary pages without it */
+  void *p = small_pages ? malloc(bytes) : aligned_alloc(huge, rounded);
+  if (!p) {
+    fprintf(stderr, "kernels_omp: cannot allocate %zu bytes\n", bytes);
+    exit(1);
+  }
+  /* advice: where it fails the pages are ordinary ones */
+  if (!small_pages) (void)madvise(p, rounded, MADV_HUGEPAGE);
   return p;
 }
 

@@ -36,7 +36,7 @@ LIBGOMP_A=$(gcc -print-file-name=libgomp.a)
 [[ -f $LIBGOMP_A ]] || { echo "no static libgomp ($LIBGOMP_A)" >&2; exit 1; }
 mkdir -p "$OUT/bin"
 
-targets=(test_backend_gpu bench nvtx_count)
+targets=(test_backend_gpu fd_random bench nvtx_count)
 [[ $build_gflow == 1 ]] && targets+=(gflow gflow_heat2d gflow_sponge)
 [[ $only_gflow == 1 ]] && targets=(gflow)
 echo "== CMake (GFLOW_GPU=CUDA, static dependencies): ${targets[*]}"
@@ -55,7 +55,7 @@ if [[ $only_gflow == 1 ]]; then
   cp "$OUT/build/gflow" "$OUT/bin/gflow"
   exit 0
 fi
-cp "$OUT/build/tests/gpu/test_backend_gpu" "$OUT/build/tests/gpu/libnvtx_count.so" "$OUT/build/bench/"* "$OUT/bin/"
+cp "$OUT/build/tests/gpu/test_backend_gpu" "$OUT/build/tests/gpu/fd_random" "$OUT/build/tests/gpu/libnvtx_count.so" "$OUT/build/bench/"* "$OUT/bin/"
 if [[ $build_gflow == 1 ]]; then
   cp "$OUT/build/gflow" "$OUT/bin/gflow"
   mkdir -p "$OUT/plugins"

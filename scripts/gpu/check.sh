@@ -198,6 +198,11 @@ if section kernels "wave, heat, stencil: every dimension, order and dtype, GPU b
     done
   done
   echo "   $variants variants compared"
+  # Random grids, halos and boxes (any sub-box), launched directly: where the
+  # workflows' interiors do not reach (tests/gpu/fd_random.cpp)
+  needs fd_random
+  "$bin/fd_random" 1500 >"$tmp/fd_random" && pass || fail "fd_random: $(grep -m3 FAIL "$tmp/fd_random")"
+  echo "   fd_random: $(tail -1 "$tmp/fd_random")"
 fi
 if section check "numerical check on the GPU"; then
   expect_exit 0 "check passes on a sound run" -- "$gflow" run workflows/wave2d.yaml --backend gpu --quiet \

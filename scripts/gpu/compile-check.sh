@@ -59,8 +59,8 @@ step "C, no GPU support: gflow, test_backend_gpu"
 build nogpu gflow test_backend_gpu -- -DGFLOW_GPU=OFF
 
 if [[ $which == all || $which == cuda ]]; then
-  step "NVIDIA (CUDA $("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_90): gflow, GPU test, bench, nvtx, sponge"
-  build cuda gflow test_backend_gpu bench nvtx_count gflow_sponge -- -DGFLOW_GPU=CUDA -DCMAKE_CUDA_COMPILER="$NVCC" \
+  step "NVIDIA (CUDA $("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_90): gflow, GPU tests, bench, nvtx, sponge"
+  build cuda gflow test_backend_gpu fd_random bench nvtx_count gflow_sponge -- -DGFLOW_GPU=CUDA -DCMAKE_CUDA_COMPILER="$NVCC" \
     -DCMAKE_CUDA_ARCHITECTURES=90-real
   step "NVIDIA: the GPU plugin outside the tree (gflow-config)"
   plugin_outside cuda "$NVCC" --nvcc-flags --cuda-libs

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# emulate-fd.sh - tests/gpu/fd_emulated.cpp: the GPU launchers of wave, heat
+# emulate-fd.sh - tests/gpu/fd_random.cpp: the GPU launchers of wave, heat
 # and stencil run on the CPU through HIP-CPU (github.com/ROCm/HIP-CPU, its
 # include/, src/ and external/ in HIP_CPU; it needs libtbb-dev) against the
 # CPU loops, bit for bit, for a machine without a GPU.
@@ -21,7 +21,7 @@ for h in wave heat stencil; do
   g++ -std=c++17 "${flags[@]}" -w -I"$HIP_CPU/include" -include hip/hip_runtime.h "$@" \
     -x c++ -c kernels/$h.hip -o "$work/${h}_hip.o" &
 done
-g++ -std=c++17 "${flags[@]}" -I"$HIP_CPU/include" -c tests/gpu/fd_emulated.cpp -o "$work/main.o"
+g++ -std=c++17 "${flags[@]}" -I"$HIP_CPU/include" -c tests/gpu/fd_random.cpp -o "$work/main.o"
 wait
-g++ "$work"/*.o -o "$work/fd_emulated" -ltbb -lpthread -lm
-"$work/fd_emulated" "$trials"
+g++ "$work"/*.o -o "$work/fd_random" -ltbb -lpthread -lm
+"$work/fd_random" "$trials"

@@ -1,18 +1,25 @@
-// fd_emulated.cpp - the GPU launchers of wave, heat and stencil (kernels/*.hip,
-// the tiles of kernels/fd_gpu.h) run on the CPU through HIP-CPU, a header-only
-// HIP runtime that runs kernels on host threads, and compared with the CPU
-// loops bit for bit: random grids (rows of a multiple of 4 or not, fields
-// aligned or one element off), halos, boxes (the interior or any sub-box),
-// pattern fields, point sources, stencils of any taps and inputs. A machine
-// without a GPU can so check the tiles' indexing; the GPU's own arithmetic
-// is checked by scripts/gpu/check.sh. Built and run by
-// scripts/gpu/emulate-fd.sh.
-//   fd_emulated [TRIALS (200)]   ends with `N passed, N failed`
+// fd_random.cpp - the GPU launchers of wave, heat and stencil (kernels/*.hip,
+// the tiles of kernels/fd_gpu.h) against the CPU loops, bit for bit: random
+// grids (rows of a multiple of 4 or not, fields aligned or one element off),
+// halos, boxes (the interior or any sub-box), pattern fields, point sources,
+// stencils of any taps and inputs. Built two ways:
+//  - for NVIDIA (scripts/gpu/build-nvidia.sh, into .device/bin), on managed
+//    memory; scripts/gpu/check.sh runs it on the GPU, where the tiles run
+//    as they do in gflow (the ring's tensor copies included);
+//  - on the CPU through HIP-CPU, a header-only HIP runtime that runs kernels
+//    on host threads (scripts/gpu/emulate-fd.sh), so that a machine without
+//    a GPU can check the tiles' indexing.
+//   fd_random [TRIALS (200)]   ends with `N passed, N failed`
+#ifdef GFLOW_HIP_ON_CUDA
+#include "gf_hip.h"
+#else
 #include <hip/hip_runtime.h>
+#endif
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,9 +39,25 @@ static double drand() {
 }
 
 struct Field {
-  std::vector<unsigned char> mem;
+  std::shared_ptr<unsigned char> mem;
   gf_array a;
 };
+// `bytes` the kernels and the CPU loops both reach: managed memory on a GPU
+static std::shared_ptr<unsigned char> allocate(size_t bytes) {
+#ifdef GFLOW_HIP_ON_CUDA
+  void *p = NULL;
+  hipError_t err = hipMallocManaged(&p, bytes, hipMemAttachGlobal);
+  if (err != hipSuccess) {
+    fprintf(stderr, "fd_random: hipMallocManaged(%zu bytes): %s\n", bytes, hipGetErrorString(err));
+    exit(2);
+  }
+  return std::shared_ptr<unsigned char>(static_cast<unsigned char *>(p),
+                                        [](unsigned char *q) { (void)hipFree(q); });
+#else
+  return std::shared_ptr<unsigned char>(new unsigned char[bytes],
+                                        std::default_delete<unsigned char[]>());
+#endif
+}
 // shape, dtype, halo; misalign: data starts one element past a 64-byte boundary
 static Field make(int ndim, const int64_t *shape, gf_dtype dt, int halo, bool misalign, bool fill) {
   Field f;
@@ -50,8 +73,8 @@ static Field make(int ndim, const int64_t *shape, gf_dtype dt, int halo, bool mi
     n *= f.a.shape[d];
   }
   size_t es = dt == GF_F64 ? 8 : 4;
-  f.mem.resize(n * es + 128);
-  uintptr_t p = (uintptr_t)f.mem.data();
+  f.mem = allocate(n * es + 128);
+  uintptr_t p = (uintptr_t)f.mem.get();
   p = (p + 63) / 64 * 64 + (misalign ? es : 0);
   f.a.data = (void *)p;
   for (int64_t i = 0; i < n; i++) {
@@ -88,8 +111,15 @@ static gf_box random_box(int ndim, const int64_t *shape, int halo, bool full) {
 }
 
 static int failures = 0, runs = 0;
-static void compare(const char *what, const gf_array &cpu, const gf_array &gpu) {
+// Compares after the launch (`launched`, its error) and the device's work.
+static void compare(const char *what, int launched, const gf_array &cpu, const gf_array &gpu) {
   runs++;
+  hipError_t err = hipDeviceSynchronize();
+  if (launched != 0 || err != hipSuccess) {
+    failures++;
+    printf("FAIL %s: launch error %d, %s\n", what, launched, hipGetErrorString(err));
+    return;
+  }
   if (memcmp(cpu.data, gpu.data, bytes(cpu)) == 0) return;
   failures++;
   size_t es = cpu.dtype == GF_F64 ? 8 : 4, n = bytes(cpu) / es, bad = 0, first = 0;
@@ -113,7 +143,11 @@ int main(int argc, char **argv) {
     int64_t shape[3];
     bool aligned = irand(0, 1);
     for (int d = 0; d < ndim; d++) {
-      int64_t lo = 2 * halo + 1, hi = ndim == 1 ? 700 : ndim == 2 ? 90 : d == 0 ? 60 : 24;
+      int64_t lo = 2 * halo + 1, hi = ndim == 1   ? 700
+                                      : ndim == 2 ? 90
+                                      : d == 0    ? 60
+                                      : d == 1    ? 40
+                                                  : 150;
       shape[d] = irand((int)lo, (int)hi);
       if (d == ndim - 1 && aligned) shape[d] = (shape[d] + 3) / 4 * 4;
     }
@@ -146,6 +180,7 @@ int main(int argc, char **argv) {
           (long long)box.lo[1], (long long)box.hi[1], (long long)box.lo[2], (long long)box.hi[2],
           misalign ? "misaligned " : "", pattern ? "pattern " : "", full ? "full" : "sub", variant);
       std::vector<gf_point> taps[4];
+      int launched = 0;
       if (kernel == 0) {
         gf_wave_args a;
         memset(&a, 0, sizeof a);
@@ -154,7 +189,7 @@ int main(int argc, char **argv) {
         a.U2 = out_c.a;
         gf_kernel_wave.run_cpu(&a);
         a.U2 = out_g.a;
-        if (gf_wave_launch_gpu(&a, 0)) printf("launch error\n");
+        launched = gf_wave_launch_gpu(&a, 0);
       } else if (kernel == 1) {
         gf_heat_args a;
         memset(&a, 0, sizeof a);
@@ -163,7 +198,7 @@ int main(int argc, char **argv) {
         a.T1 = out_c.a;
         gf_kernel_heat.run_cpu(&a);
         a.T1 = out_g.a;
-        if (gf_heat_launch_gpu(&a, 0)) printf("launch error\n");
+        launched = gf_heat_launch_gpu(&a, 0);
       } else {
         gf_stencil_args a;
         memset(&a, 0, sizeof a);
@@ -214,13 +249,11 @@ int main(int argc, char **argv) {
         a.out = out_c.a;
         gf_kernel_stencil.run_cpu(&a);
         a.out = out_g.a;
-        if (gf_stencil_launch_gpu(&a, 0)) printf("launch error\n");
-        hipDeviceSynchronize();
-        compare(what, out_c.a, out_g.a);
+        launched = gf_stencil_launch_gpu(&a, 0);
+        compare(what, launched, out_c.a, out_g.a);
         continue;
       }
-      hipDeviceSynchronize();
-      compare(what, out_c.a, out_g.a);
+      compare(what, launched, out_c.a, out_g.a);
     }
   }
   printf("%d passed, %d failed\n", runs - failures, failures);

@@ -13,11 +13,15 @@
  * loaded and stored as one vector, where the rows allow it (a row length
  * that is a multiple of V, 16-byte aligned fields), else one cell (V = 1).
  * On a 2-D or 3-D grid it marches down axis 0, the slowest, Shape's kMarch
- * cells (4, and 8 at order 8: short marches keep many threads' loads in
- * flight; on an H100, heat and the stencil in 2-D ran at 0.64 to 0.76 of the
- * copy with marches of 32 and at 0.79 to 0.95 with these; in 3-D, marches of
- * 4 took wave order 2 from 0.855 to 0.909 and heat order 4 from 0.698 to
- * 0.725, and would have taken heat order 8 from 0.602 to 0.556),
+ * cells (2-D 8, and 16 at order 8; 3-D 4, and 8 at order 8: short marches
+ * keep many threads' loads in flight; on an H100, heat and the stencil in
+ * 2-D ran at 0.64 to 0.76 of the copy with marches of 32 and at 0.79 to 0.95
+ * with marches of 4 and 8; in 3-D, marches of 4 took wave order 2 from 0.855
+ * to 0.909 and heat order 4 from 0.698 to 0.725, and would have taken heat
+ * order 8 from 0.602 to 0.556. On an H200, whose copy is 4.3 TB/s against
+ * the H100's 3.0, 2-D marches of 8 in batches of 4 took heat order 2 from
+ * 0.861 to 0.864, order 4 from 0.804 to 0.825 and f64 order 4 from 0.807 to
+ * 0.858, and marches of 16 heat order 8 from 0.759 to 0.784),
  * and keeps the marched input's values along that axis in registers: a
  * queue of 2R + kSteps vectors, of which each batch of kSteps cells loads
  * kSteps, so a value along axis 0 is loaded once per march rather than
@@ -52,10 +56,10 @@
 #define GF_FD_VECTOR_BYTES 16 /* a thread's cells along the last axis, in bytes; 0: one cell */
 #endif
 #ifndef GF_FD_MARCH_2D
-#define GF_FD_MARCH_2D 4 /* cells a thread of the register march marches down axis 0, 2-D */
+#define GF_FD_MARCH_2D 8 /* cells a thread of the register march marches down axis 0, 2-D */
 #endif
 #ifndef GF_FD_MARCH_2D_O8
-#define GF_FD_MARCH_2D_O8 8 /* the same at order 8 */
+#define GF_FD_MARCH_2D_O8 16 /* the same at order 8 */
 #endif
 #ifndef GF_FD_MARCH_3D
 #define GF_FD_MARCH_3D 4 /* and 3-D, orders 2 and 4 */
@@ -67,7 +71,7 @@
 #define GF_FD_MARCH 32 /* planes a block of the shared-memory tile marches down axis 0 */
 #endif
 #ifndef GF_FD_STEPS_2D
-#define GF_FD_STEPS_2D 2 /* cells of a batch along axis 0, 2-D */
+#define GF_FD_STEPS_2D 4 /* cells of a batch along axis 0, 2-D */
 #endif
 #ifndef GF_FD_STEPS_2D_O8
 #define GF_FD_STEPS_2D_O8 4 /* the same at order 8 */
@@ -120,8 +124,11 @@
 #ifndef GF_FD_DEPTH
 #define GF_FD_DEPTH 1 /* planes down axis 0 whose loads are in flight ahead of the one computed */
 #endif
+/* The shared-memory tile's 2-D block, 64 threads and 8 blocks an SM: on an
+ * H200, wave f32 2-D order 8 ran at 0.860 of the copy against 0.848 with
+ * 128 and 4 (the H100's choice). */
 #ifndef GF_FD_SHARED_X_2D
-#define GF_FD_SHARED_X_2D 128 /* threads of a block along the last axis, 2-D */
+#define GF_FD_SHARED_X_2D 64 /* threads of a block along the last axis, 2-D */
 #endif
 #ifndef GF_FD_SHARED_X_3D
 #define GF_FD_SHARED_X_3D 16 /* threads of a block along the last axis, 3-D */
@@ -130,7 +137,7 @@
 #define GF_FD_SHARED_Y_3D 16 /* and along axis 1 */
 #endif
 #ifndef GF_FD_SHARED_BLOCKS_2D
-#define GF_FD_SHARED_BLOCKS_2D 4 /* blocks an SM should hold (caps the registers), 2-D */
+#define GF_FD_SHARED_BLOCKS_2D 8 /* blocks an SM should hold (caps the registers), 2-D */
 #endif
 #ifndef GF_FD_SHARED_BLOCKS_3D
 #define GF_FD_SHARED_BLOCKS_3D 2 /* and 3-D */

@@ -24,7 +24,10 @@ cd "$(dirname "$0")/../.."
 # march until it became the most planes balanced_march may take, so the
 # ring-march* figures in the README are of fixed marches, as ring-fixed's
 # GF_FD_RING_BALANCE=0 gives; ring-slots* and ring-all-slots* set which
-# schemes wait at the ring's slot barriers)
+# schemes wait at the ring's slot barriers; the 2-D marches of 8 rows in
+# batches of 4, 16 at order 8, and the shared plane's 2-D block of 64
+# threads became the defaults on an H200, and h100-2d gives the 2-D
+# defaults measured on an H100 before)
 tiles() {
   cat <<'LIST'
 default:
@@ -104,6 +107,13 @@ ring-d3:-DGF_FD_RING_DEPTH=3
 ring-d4:-DGF_FD_RING_DEPTH=4
 ring-d3-long:-DGF_FD_RING_DEPTH=3 -DGF_FD_RING_MARCH=1024
 ring-8x32-b2:-DGF_FD_RING_X=8 -DGF_FD_RING_Y=32
+march2d-o8-4:-DGF_FD_MARCH_2D_O8=4 -DGF_FD_STEPS_2D_O8=2
+march2d-o8-16:-DGF_FD_MARCH_2D_O8=16
+block2d-64x4:-DGF_FD_BLOCK_X_2D=64
+block2d-32x8:-DGF_FD_BLOCK_Y_2D=8
+h100-2d:-DGF_FD_MARCH_2D=4 -DGF_FD_STEPS_2D=2 -DGF_FD_MARCH_2D_O8=8 -DGF_FD_SHARED_X_2D=128 -DGF_FD_SHARED_BLOCKS_2D=4
+march2d-s1:-DGF_FD_STEPS_2D=1
+march2d-o8-16-32x8:-DGF_FD_MARCH_2D_O8=16 -DGF_FD_BLOCK_Y_2D=8
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

@@ -36,6 +36,9 @@ struct HeatScheme {
     return sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;
   }
 
+  /* no forcing pattern (fd_gpu.h's march walks apart then) */
+  __device__ bool plain() const { return !point[0]; }
+
   template <int NDIM, int R, typename At>
   __device__ __forceinline__ T cell(At at, const T *p) const {
     const T t = Fd<T>::heat_update(at(0, 0), laplacian<NDIM, R, T>(L, at));

@@ -56,6 +56,13 @@ struct StencilScheme {
     return kAll && sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;
   }
 
+  /* no input after in0 (fd_gpu.h's march walks apart then) */
+  __device__ bool plain() const {
+    bool none = true;
+    GF_UNROLL for (int i = 0; i < kPoints; i++) none = none && !point[i];
+    return none;
+  }
+
   template <int NDIM, int R, typename At>
   __device__ __forceinline__ T cell(At at, const T *p) const {
     T acc = 0;

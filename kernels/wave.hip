@@ -36,6 +36,9 @@ struct WaveScheme {
     return sizeof(T) == 4 && radius == 4 ? kPlaneTile : kMarchTile;
   }
 
+  /* no forcing pattern (fd_gpu.h's march walks apart then) */
+  __device__ bool plain() const { return !point[2]; }
+
   template <int NDIM, int R, typename At>
   __device__ __forceinline__ T cell(At at, const T *p) const {
     const T u = Fd<T>::wave_update(at(0, 0), p[0], p[1], laplacian<NDIM, R, T>(L, at), dt2);

@@ -114,6 +114,7 @@ block2d-32x8:-DGF_FD_BLOCK_Y_2D=8
 h100-2d:-DGF_FD_MARCH_2D=4 -DGF_FD_STEPS_2D=2 -DGF_FD_MARCH_2D_O8=8 -DGF_FD_SHARED_X_2D=128 -DGF_FD_SHARED_BLOCKS_2D=4
 march2d-s1:-DGF_FD_STEPS_2D=1
 march2d-o8-16-32x8:-DGF_FD_MARCH_2D_O8=16 -DGF_FD_BLOCK_Y_2D=8
+split-off:-DGF_FD_SPLIT=0
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

@@ -91,13 +91,16 @@
 #ifndef GF_FD_BLOCK_Y_3D
 #define GF_FD_BLOCK_Y_3D 8 /* and along axis 1 */
 #endif
-/* The march's walk twice in its code, one where the scheme adds no
- * optional term (Scheme::plain(): no forcing pattern, no input after the
- * stencil's first), so that nvcc drops the term there instead of computing
- * it and selecting it away in every cell. On an H200, of the copy: heat 2-D
- * order 8 0.812 against 0.783, the stencil 2-D order 2 0.893 against 0.865,
- * wave 3-D order 4 0.854 against 0.808, heat 2-D order 4 0.822 against
- * 0.825. */
+/* The walk of the march, the ring and the point tile twice in their code,
+ * one where the scheme adds no optional term (Scheme::plain(): no forcing
+ * pattern, no input after the stencil's first), so that nvcc drops the term
+ * there instead of computing it and selecting it away in every cell. On an
+ * H200, of the copy: heat 2-D order 8 0.812 against 0.783, the stencil 2-D
+ * order 2 0.893 against 0.865, wave 3-D order 4 0.854 against 0.808 (the
+ * march), heat 3-D order 2 0.612 against 0.546 (the point tile), order 8
+ * 0.576 against 0.566 (the ring); heat 2-D order 4 0.822 against 0.825. Not
+ * the shared plane: wave f32 2-D order 8 ran at 0.842 with it against
+ * 0.860. */
 #ifndef GF_FD_SPLIT
 #define GF_FD_SPLIT 1
 #endif
@@ -337,7 +340,8 @@ __device__ __forceinline__ T laplacian(const Lap &L, At at) {
  * the cell's new value from at(d, k) and the points' values there (0 for
  * those not given),
  *   bool plain() const: true where the scheme adds no optional term (the
- * march then walks in a copy of its code without them, GF_FD_SPLIT), and
+ * march, the ring and the point tile then walk in a copy of their code
+ * without it, GF_FD_SPLIT), and
  *   static Tile tile(int ndim, int radius): the tile that walks its 2-D and
  * 3-D boxes, as measured for it. */
 
@@ -868,82 +872,90 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks)
   const int64_t marches = (w.n0 + march - 1) / march;
   const int own_at = (tx + H) + (ty + R) * W; /* the thread's vector in a slot */
   sync.init(tid, N);
-  for (int64_t y0 = (int64_t)blockIdx.y * Y; y0 < w.n1; y0 += (int64_t)gridDim.y * Y)
-    for (int64_t m = blockIdx.z; m < marches; m += gridDim.z) {
-      const int64_t own = tile_element<V, H, R>(w, v0, y0, ty + R, tx + H);
-      const bool stores = y0 + ty < w.n1 && t < w.nvec;
-      const int64_t i0 = m * march, end = lesser(i0 + march, w.n0);
-      /* The vectors of a slot this thread copies, as elements of plane 0;
-       * planes i0 - R .. end - 1 + R are read, none past the array. */
-      int64_t from[NL];
-      GF_UNROLL for (int n = 0; n < NL; n++) {
-        const int e = tid + n * N;
-        from[n] = e < CELLS ? tile_element<V, H, R>(w, v0, y0, e / W, e % W) : 0;
-      }
-      const bool copies_last = tid + (NL - 1) * N < CELLS;
-      /* A plane's copies (`plane` its element 0) into `slot`; none where
-       * the march reads no such plane (the slot's barrier or the count of
-       * groups still moves on) */
-      auto copy_plane = [&](int slot, const T *plane, bool read) {
-        if (read)
-          GF_UNROLL for (int n = 0; n < NL; n++) if (n < NL - 1 || copies_last)
-              copy_async<T, V>(ring + slot * CELLS + tid + n * N, plane + from[n]);
-        sync.filled(slot);
-      };
-      /* plane j (k = j - i0) in slot k % S, its use of the slot k / S, and
-       * in the queue at (k + R) % Q */
-      Vt q[Q];
-      GF_UNROLL for (int k = 0; k < R + D; k++)
-          copy_plane(k, s.in + (i0 + k) * w.s0, i0 + k < end + R);
-      GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] = load<T, V>(s.in + own + (i0 - R + k) * w.s0);
-      sync.first_landed(R);
-      const T *ahead = s.in + (i0 + R + D) * w.s0; /* plane j + R + D */
-      int64_t at = own + i0 * w.s0;                /* this thread's vector of plane j */
-      int64_t use = 0;                             /* of slot 0 by plane i */
-      for (int64_t i = i0; i < end; i += S, use++) GF_UNROLL for (int u = 0; u < S; u++) {
-          const int64_t j = i + u; /* the plane computed */
-          if (j >= end) continue;  /* (a break: hipcc would not unroll the loop) */
-          if (sync.kSlots) {       /* plane j + R + D's copies, then plane j + R landed */
-            sync.before_fill((u + R + D) % S, use + (u + R + D) / S);
-            copy_plane((u + R + D) % S, ahead, j + D < end);
-            sync.landed((u + R) % S, use + (u + R) / S);
-          } else {
-            sync.landed((u + R) % S, use + (u + R) / S);
-            copy_plane((u + R + D) % S, ahead, j + D < end);
-          }
-          ahead += w.s0;
-          const Vt *plane = ring + u * CELLS;
-          q[(u + 2 * R) % Q] = ring[(u + R) % S * CELLS + own_at];
-          Vt pt[P];
-          GF_UNROLL for (int p = 0; p < Scheme::kPoints; p++) pt[p] =
-              s.point[p] ? load<T, V>(s.point[p] + at) : Vt();
-          Vt lo[H], hi[H], mid[2 * R];
-          GF_UNROLL for (int h = 0; h < H; h++) {
-            lo[h] = plane[own_at - 1 - h];
-            hi[h] = plane[own_at + 1 + h];
-          }
-          GF_UNROLL for (int k = 0; k < 2 * R; k++) mid[k] =
-              plane[own_at + (k < R ? k - R : k - R + 1) * W];
-          sync.release(u); /* plane j's slot is read no more */
-          const int at_j = (u + R) % Q;
-          Vt out;
-          GF_UNROLL for (int c = 0; c < V; c++) {
-            /* value(d, k): axis 0 from the queue, the others from the plane's slot */
-            auto value = [&](int d, int k) -> T {
-              if (d == 2) return window<T, V, H>(lo, q[at_j], hi, c + k);
-              if (d == 0 || k == 0) return q[(u + R + (d == 0 ? k : 0)) % Q].v[c];
-              return mid[k < 0 ? k + R : k + R - 1].v[c];
-            };
-            T pts[P];
-            GF_UNROLL for (int p = 0; p < P; p++) pts[p] = pt[p].v[c];
-            out.v[c] = s.template cell<3, R>(value, pts);
-          }
-          if (stores) store<T, V>(s.out + at, out, x, w);
-          at += w.s0;
+  auto walk = [&]() {
+    for (int64_t y0 = (int64_t)blockIdx.y * Y; y0 < w.n1; y0 += (int64_t)gridDim.y * Y)
+      for (int64_t m = blockIdx.z; m < marches; m += gridDim.z) {
+        const int64_t own = tile_element<V, H, R>(w, v0, y0, ty + R, tx + H);
+        const bool stores = y0 + ty < w.n1 && t < w.nvec;
+        const int64_t i0 = m * march, end = lesser(i0 + march, w.n0);
+        /* The vectors of a slot this thread copies, as elements of plane 0;
+         * planes i0 - R .. end - 1 + R are read, none past the array. */
+        int64_t from[NL];
+        GF_UNROLL for (int n = 0; n < NL; n++) {
+          const int e = tid + n * N;
+          from[n] = e < CELLS ? tile_element<V, H, R>(w, v0, y0, e / W, e % W) : 0;
         }
-      /* the next march's copies fill slots this one's last planes used */
-      sync.march_end(tid, N, end - 1 - i0 + R);
-    }
+        const bool copies_last = tid + (NL - 1) * N < CELLS;
+        /* A plane's copies (`plane` its element 0) into `slot`; none where
+         * the march reads no such plane (the slot's barrier or the count of
+         * groups still moves on) */
+        auto copy_plane = [&](int slot, const T *plane, bool read) {
+          if (read)
+            GF_UNROLL for (int n = 0; n < NL; n++) if (n < NL - 1 || copies_last)
+                copy_async<T, V>(ring + slot * CELLS + tid + n * N, plane + from[n]);
+          sync.filled(slot);
+        };
+        /* plane j (k = j - i0) in slot k % S, its use of the slot k / S, and
+         * in the queue at (k + R) % Q */
+        Vt q[Q];
+        GF_UNROLL for (int k = 0; k < R + D; k++)
+            copy_plane(k, s.in + (i0 + k) * w.s0, i0 + k < end + R);
+        GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] =
+            load<T, V>(s.in + own + (i0 - R + k) * w.s0);
+        sync.first_landed(R);
+        const T *ahead = s.in + (i0 + R + D) * w.s0; /* plane j + R + D */
+        int64_t at = own + i0 * w.s0;                /* this thread's vector of plane j */
+        int64_t use = 0;                             /* of slot 0 by plane i */
+        for (int64_t i = i0; i < end; i += S, use++) GF_UNROLL for (int u = 0; u < S; u++) {
+            const int64_t j = i + u; /* the plane computed */
+            if (j >= end) continue;  /* (a break: hipcc would not unroll the loop) */
+            if (sync.kSlots) {       /* plane j + R + D's copies, then plane j + R landed */
+              sync.before_fill((u + R + D) % S, use + (u + R + D) / S);
+              copy_plane((u + R + D) % S, ahead, j + D < end);
+              sync.landed((u + R) % S, use + (u + R) / S);
+            } else {
+              sync.landed((u + R) % S, use + (u + R) / S);
+              copy_plane((u + R + D) % S, ahead, j + D < end);
+            }
+            ahead += w.s0;
+            const Vt *plane = ring + u * CELLS;
+            q[(u + 2 * R) % Q] = ring[(u + R) % S * CELLS + own_at];
+            Vt pt[P];
+            GF_UNROLL for (int p = 0; p < Scheme::kPoints; p++) pt[p] =
+                s.point[p] ? load<T, V>(s.point[p] + at) : Vt();
+            Vt lo[H], hi[H], mid[2 * R];
+            GF_UNROLL for (int h = 0; h < H; h++) {
+              lo[h] = plane[own_at - 1 - h];
+              hi[h] = plane[own_at + 1 + h];
+            }
+            GF_UNROLL for (int k = 0; k < 2 * R; k++) mid[k] =
+                plane[own_at + (k < R ? k - R : k - R + 1) * W];
+            sync.release(u); /* plane j's slot is read no more */
+            const int at_j = (u + R) % Q;
+            Vt out;
+            GF_UNROLL for (int c = 0; c < V; c++) {
+              /* value(d, k): axis 0 from the queue, the others from the plane's slot */
+              auto value = [&](int d, int k) -> T {
+                if (d == 2) return window<T, V, H>(lo, q[at_j], hi, c + k);
+                if (d == 0 || k == 0) return q[(u + R + (d == 0 ? k : 0)) % Q].v[c];
+                return mid[k < 0 ? k + R : k + R - 1].v[c];
+              };
+              T pts[P];
+              GF_UNROLL for (int p = 0; p < P; p++) pts[p] = pt[p].v[c];
+              out.v[c] = s.template cell<3, R>(value, pts);
+            }
+            if (stores) store<T, V>(s.out + at, out, x, w);
+            at += w.s0;
+          }
+        /* the next march's copies fill slots this one's last planes used */
+        sync.march_end(tid, N, end - 1 - i0 + R);
+      }
+  };
+  /* the same walk twice (GF_FD_SPLIT, at the march) */
+  if (GF_FD_SPLIT && s.plain())
+    walk();
+  else
+    walk();
 }
 
 /* 1-D: a vector and its neighbours a thread, grid-strided. */
@@ -1007,38 +1019,45 @@ __global__ void __launch_bounds__(Point<NDIM>::kX *Point<NDIM>::kY *Point<NDIM>:
   if (t >= w.nvec) return;
   const int64_t x = t * V;
   const int64_t rows = NDIM == 3 ? w.n1 : w.n0, planes = NDIM == 3 ? w.n0 : 1;
-  for (int64_t p = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; p < planes;
-       p += (int64_t)gridDim.z * blockDim.z)
-    for (int64_t r = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; r < rows;
-         r += (int64_t)gridDim.y * blockDim.y) {
-      const int64_t own = w.first + (NDIM == 3 ? p * w.s0 + r * w.s1 : r * w.s0) + x;
-      const T *cell = s.in + own;
-      Vt col[2 * R + 1], lo[H], hi[H], mid[Y], pt[P];
-      GF_UNROLL for (int k = 0; k <= 2 * R; k++) col[k] = load<T, V>(cell + (k - R) * w.s0);
-      GF_UNROLL for (int h = 0; h < H; h++) {
-        lo[h] = load<T, V>(cell - (h + 1) * V);
-        hi[h] = load<T, V>(cell + (h + 1) * V);
+  auto walk = [&]() {
+    for (int64_t p = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; p < planes;
+         p += (int64_t)gridDim.z * blockDim.z)
+      for (int64_t r = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; r < rows;
+           r += (int64_t)gridDim.y * blockDim.y) {
+        const int64_t own = w.first + (NDIM == 3 ? p * w.s0 + r * w.s1 : r * w.s0) + x;
+        const T *cell = s.in + own;
+        Vt col[2 * R + 1], lo[H], hi[H], mid[Y], pt[P];
+        GF_UNROLL for (int k = 0; k <= 2 * R; k++) col[k] = load<T, V>(cell + (k - R) * w.s0);
+        GF_UNROLL for (int h = 0; h < H; h++) {
+          lo[h] = load<T, V>(cell - (h + 1) * V);
+          hi[h] = load<T, V>(cell + (h + 1) * V);
+        }
+        if (NDIM == 3)
+          GF_UNROLL for (int k = 0; k < Y; k++) mid[k] =
+              load<T, V>(cell + (k < R ? k - R : k - R + 1) * w.s1);
+        GF_UNROLL for (int q = 0; q < P; q++) pt[q] =
+            s.point[q] ? load<T, V>(s.point[q] + own) : Vt();
+        Vt out;
+        GF_UNROLL for (int c = 0; c < V; c++) {
+          /* at(d, k): axis 0 from the column, the last axis from the window,
+           * a 3-D grid's axis 1 from mid */
+          auto at = [&](int d, int k) -> T {
+            if (d == NDIM - 1) return window<T, V, H>(lo, col[R], hi, c + k);
+            if (d == 0 || k == 0) return col[R + (d == 0 ? k : 0)].v[c];
+            return mid[k < 0 ? k + R : k + R - 1].v[c];
+          };
+          T points[P];
+          GF_UNROLL for (int q = 0; q < P; q++) points[q] = pt[q].v[c];
+          out.v[c] = s.template cell<NDIM, R>(at, points);
+        }
+        store<T, V>(s.out + own, out, x, w);
       }
-      if (NDIM == 3)
-        GF_UNROLL for (int k = 0; k < Y; k++) mid[k] =
-            load<T, V>(cell + (k < R ? k - R : k - R + 1) * w.s1);
-      GF_UNROLL for (int q = 0; q < P; q++) pt[q] =
-          s.point[q] ? load<T, V>(s.point[q] + own) : Vt();
-      Vt out;
-      GF_UNROLL for (int c = 0; c < V; c++) {
-        /* at(d, k): axis 0 from the column, the last axis from the window,
-         * a 3-D grid's axis 1 from mid */
-        auto at = [&](int d, int k) -> T {
-          if (d == NDIM - 1) return window<T, V, H>(lo, col[R], hi, c + k);
-          if (d == 0 || k == 0) return col[R + (d == 0 ? k : 0)].v[c];
-          return mid[k < 0 ? k + R : k + R - 1].v[c];
-        };
-        T points[P];
-        GF_UNROLL for (int q = 0; q < P; q++) points[q] = pt[q].v[c];
-        out.v[c] = s.template cell<NDIM, R>(at, points);
-      }
-      store<T, V>(s.out + own, out, x, w);
-    }
+  };
+  /* the same walk twice (GF_FD_SPLIT, at the march) */
+  if (GF_FD_SPLIT && s.plain())
+    walk();
+  else
+    walk();
 }
 
 inline bool aligned16(const void *p) {

@@ -36,7 +36,7 @@ struct HeatScheme {
     return sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;
   }
 
-  /* no forcing pattern (fd_gpu.h's march walks apart then) */
+  /* no forcing pattern (fd_gpu.h walks apart then: GF_FD_SPLIT) */
   __device__ bool plain() const { return !point[0]; }
 
   template <int NDIM, int R, typename At>

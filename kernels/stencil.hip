@@ -56,7 +56,7 @@ struct StencilScheme {
     return kAll && sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;
   }
 
-  /* no input after in0 (fd_gpu.h's march walks apart then) */
+  /* no input after in0 (fd_gpu.h walks apart then: GF_FD_SPLIT) */
   __device__ bool plain() const {
     bool none = true;
     GF_UNROLL for (int i = 0; i < kPoints; i++) none = none && !point[i];

@@ -36,7 +36,7 @@ struct WaveScheme {
     return sizeof(T) == 4 && radius == 4 ? kPlaneTile : kMarchTile;
   }
 
-  /* no forcing pattern (fd_gpu.h's march walks apart then) */
+  /* no forcing pattern (fd_gpu.h walks apart then: GF_FD_SPLIT) */
   __device__ bool plain() const { return !point[2]; }
 
   template <int NDIM, int R, typename At>

@@ -345,6 +345,17 @@ __device__ __forceinline__ T laplacian(const Lap &L, At at) {
  *   static Tile tile(int ndim, int radius): the tile that walks its 2-D and
  * 3-D boxes, as measured for it. */
 
+/* Runs `walk` (a tile's loops over its cells) in one of two copies of its
+ * code, one where `s` adds no optional term, so that nvcc drops the term
+ * from that copy (GF_FD_SPLIT). */
+template <typename Scheme, typename Loops>
+__device__ __forceinline__ void walk_apart(const Scheme &s, const Loops &walk) {
+  if (GF_FD_SPLIT && s.plain())
+    walk();
+  else
+    walk();
+}
+
 /* 2-D and 3-D: the march. Threads: x a vector along the last axis; y a
  * march (2-D) or a row of axis 1 (3-D, marches by blockIdx.z); grid-strided
  * past the grid's limits.
@@ -423,11 +434,7 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY, GF_FD_MARCH_
         }
       }
   };
-  /* the same walk twice: where the scheme adds no optional term (GF_FD_SPLIT) */
-  if (GF_FD_SPLIT && s.plain())
-    walk();
-  else
-    walk();
+  walk_apart(s, walk);
 }
 
 /* A vector of a block's tile of a plane with its halo (row r from y0 - RY
@@ -951,11 +958,7 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks)
         sync.march_end(tid, N, end - 1 - i0 + R);
       }
   };
-  /* the same walk twice (GF_FD_SPLIT, at the march) */
-  if (GF_FD_SPLIT && s.plain())
-    walk();
-  else
-    walk();
+  walk_apart(s, walk);
 }
 
 /* 1-D: a vector and its neighbours a thread, grid-strided. */
@@ -1053,11 +1056,7 @@ __global__ void __launch_bounds__(Point<NDIM>::kX *Point<NDIM>::kY *Point<NDIM>:
         store<T, V>(s.out + own, out, x, w);
       }
   };
-  /* the same walk twice (GF_FD_SPLIT, at the march) */
-  if (GF_FD_SPLIT && s.plain())
-    walk();
-  else
-    walk();
+  walk_apart(s, walk);
 }
 
 inline bool aligned16(const void *p) {

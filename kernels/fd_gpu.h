@@ -28,8 +28,19 @@
  * 2R + 1 times. The last axis's neighbours come from the H = ceil(R / V)
  * vectors either side of the thread's own (a warp's neighbours' vectors, so
  * from L1), the middle axis's (3-D) from the rows 1..R either side in the
- * same plane. A batch issues all its loads before its first store. A 1-D
- * thread owns one vector and its neighbours.
+ * same plane. A batch issues all its loads before its first store. In
+ * 2-D, a batch whose rows the box holds (all but a march's last where
+ * kSteps does not divide the box's rows) steps its first row's address
+ * and adds fixed multiples of the stride for the others, where the last
+ * clamps each row (GF_FD_STEPPED). Stepped, with march_blocks()'s caps,
+ * 2-D rows ran on an H200 at, of the copy (8192^2): heat f32 orders 2, 4
+ * and 8 0.884 / 0.886 / 0.843 against 0.872 / 0.820 / 0.811, the
+ * declared stencil's 0.882 / 0.846 against 0.822 / 0.811 (orders 4 and
+ * 8), heat f64 orders 4 and 8 0.931 / 0.839 against 0.870 / 0.726. In
+ * 3-D, whose batch is one row, stepping held more registers and ran
+ * slower (heat f32 order 4 0.585 against 0.667, wave f64 0.795 against
+ * 0.868), so 3-D clamps every row. A 1-D thread owns one vector and its
+ * neighbours.
  *
  * Each cell is then computed by fd_cell.h's value forms, its Laplacian
  * through fd.h's GF_FD_LAPLACIAN_SUM, in the CPU loop's order: built
@@ -46,6 +57,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <type_traits>
 
 #include "fd.h"
 #include "gf_hip.h"
@@ -104,8 +116,18 @@
 #ifndef GF_FD_SPLIT
 #define GF_FD_SPLIT 1
 #endif
-#ifndef GF_FD_MARCH_BLOCKS
-#define GF_FD_MARCH_BLOCKS 1 /* blocks of the march an SM should hold (caps the registers) */
+#ifndef GF_FD_STEPPED
+#define GF_FD_STEPPED 1 /* 0: every batch of the march clamps its rows (a study) */
+#endif
+/* Blocks of the march an SM should hold (march_blocks) */
+#ifndef GF_FD_MARCH_BLOCKS_2D
+#define GF_FD_MARCH_BLOCKS_2D 4 /* 2-D */
+#endif
+#ifndef GF_FD_MARCH_BLOCKS_2D_F32
+#define GF_FD_MARCH_BLOCKS_2D_F32 5 /* 2-D, f32 below order 8 */
+#endif
+#ifndef GF_FD_MARCH_BLOCKS_3D
+#define GF_FD_MARCH_BLOCKS_3D 1 /* 3-D */
 #endif
 /* Which tile walks 2-D and 3-D boxes: 0, the scheme's tile(ndim, radius)
  * (measured per scheme); 1, 2, 3, 4: the register march, the shared-memory
@@ -223,6 +245,22 @@ struct Shape<3, R> {
   };
 };
 
+/* The blocks of the march an SM should hold, its launch bounds' minimum,
+ * which caps its registers (65536 / (128 threads x blocks)): 2-D 4, and 5
+ * for f32 below order 8, 3-D 1; 1 wherever the scheme's registers would
+ * spill under a cap (`capped` false). On an H200, of the copy (2-D,
+ * 8192^2), without a cap and with 4 and 5: heat f32 order 4 0.839 / 0.838
+ * / 0.886, order 8 0.795 / 0.843 / 0.808; heat f64 order 4 0.877 / 0.931
+ * / 0.909, order 8 0.706 / 0.839 / 0.758; wave f64 order 8 0.909 / 0.911
+ * / 0.728. In 3-D (400^3), 6 and 7 took heat f32 order 4 from 0.667 to
+ * 0.637 and 0.648 with the rows stepped (below), which 3-D does not take. */
+template <typename T, int NDIM, int R>
+constexpr int march_blocks(bool capped) {
+  if (!capped) return 1;
+  if (NDIM == 3) return GF_FD_MARCH_BLOCKS_3D;
+  return sizeof(T) == 4 && R < 4 ? GF_FD_MARCH_BLOCKS_2D_F32 : GF_FD_MARCH_BLOCKS_2D;
+}
+
 /* V values, loaded and stored as one vector (V * sizeof(T) is 16, 8 or 4
  * bytes, and so is its alignment). */
 template <typename T, int V>
@@ -290,7 +328,9 @@ __device__ __forceinline__ T window(const Vec<T, V> *lo, const Vec<T, V> &own, c
  * stores a thread where one 16-byte store does; nvcc 13, sm_90), so on
  * NVIDIA the vector store is PTX of its own. With it the shared-memory
  * tile's wave 3-D order 8 went from 0.73 to 0.78 of the copy on an H100,
- * heat 3-D order 2 from 0.65 to 0.69. */
+ * heat 3-D order 2 from 0.65 to 0.69. It names the global space (every
+ * tile stores to its output field there): a generic store became ST.E,
+ * not STG, where ptxas could not trace the address to a kernel argument. */
 template <typename T, int V>
 __device__ __forceinline__ void store_whole(T *p, const Vec<T, V> &v) {
   *reinterpret_cast<Vec<T, V> *>(p) = v;
@@ -298,17 +338,21 @@ __device__ __forceinline__ void store_whole(T *p, const Vec<T, V> &v) {
 #ifdef GFLOW_HIP_ON_CUDA
 template <>
 __device__ __forceinline__ void store_whole<float, 4>(float *p, const Vec<float, 4> &v) {
-  asm("st.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.v[0]), "f"(v.v[1]), "f"(v.v[2]),
-      "f"(v.v[3])
+  asm("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(p)), "f"(v.v[0]),
+      "f"(v.v[1]), "f"(v.v[2]), "f"(v.v[3])
       : "memory");
 }
 template <>
 __device__ __forceinline__ void store_whole<float, 2>(float *p, const Vec<float, 2> &v) {
-  asm("st.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v.v[0]), "f"(v.v[1]) : "memory");
+  asm("st.global.v2.f32 [%0], {%1, %2};" ::"l"(__cvta_generic_to_global(p)), "f"(v.v[0]),
+      "f"(v.v[1])
+      : "memory");
 }
 template <>
 __device__ __forceinline__ void store_whole<double, 2>(double *p, const Vec<double, 2> &v) {
-  asm("st.v2.f64 [%0], {%1, %2};" ::"l"(p), "d"(v.v[0]), "d"(v.v[1]) : "memory");
+  asm("st.global.v2.f64 [%0], {%1, %2};" ::"l"(__cvta_generic_to_global(p)), "d"(v.v[0]),
+      "d"(v.v[1])
+      : "memory");
 }
 #endif
 
@@ -341,7 +385,10 @@ __device__ __forceinline__ T laplacian(const Lap &L, At at) {
  * those not given),
  *   bool plain() const: true where the scheme adds no optional term (the
  * march, the ring and the point tile then walk in a copy of their code
- * without it, GF_FD_SPLIT), and
+ * without it, GF_FD_SPLIT),
+ *   kSlotBarriers: whether the ring takes slot barriers (RingSync),
+ *   kCapMarch: whether march_blocks() may cap the march's registers (not
+ * where they would spill), and
  *   static Tile tile(int ndim, int radius): the tile that walks its 2-D and
  * 3-D boxes, as measured for it. */
 
@@ -356,10 +403,20 @@ __device__ __forceinline__ void walk_apart(const Scheme &s, const Loops &walk) {
     walk();
 }
 
+/* Row i + b + k of a field `f` in a march's batch at row i (k = 0, the
+ * cell's row, or R, the queue's newest): stepped from row i's element
+ * `row`, or, `Clamped`, from row 0's (`base`), clamped to the box's rows
+ * (march_kernel). */
+template <bool Clamped, typename F>
+__device__ __forceinline__ F *row_at(F *f, const Walk &w, int64_t base, int64_t row, int64_t i,
+                                     int b, int k) {
+  return Clamped ? f + (base + lesser(i + b + k, w.n0 - 1 + k) * w.s0) : f + row + (b + k) * w.s0;
+}
+
 /* 2-D and 3-D: the march. Threads: x a vector along the last axis; y a
  * march (2-D) or a row of axis 1 (3-D, marches by blockIdx.z); grid-strided
  * past the grid's limits.
- * Its launch bounds name a minimum of GF_FD_MARCH_BLOCKS blocks an SM. With
+ * Its launch bounds name a minimum of march_blocks() blocks an SM. With
  * one, nvcc 13 gives it more registers than with none named (heat 3-D order
  * 8: 111 against 88; order 4: 76 against 56), and on an H100 every row that
  * takes the march ran as fast or faster (kernels.sh rows, of the copy): heat
@@ -367,7 +424,8 @@ __device__ __forceinline__ void walk_apart(const Scheme &s, const Loops &walk) {
  * order 4 0.879 against 0.831, heat, wave and the stencil in f64 3-D order 8
  * 0.627 / 0.728 / 0.630 against 0.571 / 0.710 / 0.569. */
 template <typename Scheme, int NDIM, int R, int V>
-__global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY, GF_FD_MARCH_BLOCKS)
+__global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY,
+                                  (march_blocks<typename Scheme::Type, NDIM, R>(Scheme::kCapMarch)))
     march_kernel(Scheme s, Walk w) {
   typedef typename Scheme::Type T;
   typedef Vec<T, V> Vt;
@@ -395,25 +453,28 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY, GF_FD_MARCH_
         const int64_t end = lesser((m + 1) * M, w.n0);
         Vt q[Q];
         int64_t i = m * M;
+        int64_t row = base + i * w.s0; /* row i's element (2-D), stepped a batch at a time */
         GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] =
             load<T, V>(s.in + base + (i - R + k) * w.s0);
-        for (; i < end; i += B) {
+        /* A batch at row i: its rows' addresses stepped from row i's
+         * (`clamped` false: 2-D, where the box holds all its rows) or each
+         * clamped to the box's (the file's head comment says why). */
+        auto batch = [&](auto clamp) {
+          constexpr bool clamped = decltype(clamp)::value;
           /* Every load of the batch first. */
           Vt lo[B][H], hi[B][H], mid[B][Y], pt[B][P];
-          int64_t own[B];
           GF_UNROLL for (int b = 0; b < B; b++) {
-            own[b] = base + lesser(i + b, w.n0 - 1) * w.s0;
-            q[2 * R + b] = load<T, V>(s.in + base + lesser(i + b + R, w.n0 - 1 + R) * w.s0);
-            const T *row = s.in + own[b];
+            q[2 * R + b] = load<T, V>(row_at<clamped>(s.in, w, base, row, i, b, R));
+            const T *own = row_at<clamped>(s.in, w, base, row, i, b, 0);
             GF_UNROLL for (int h = 0; h < H; h++) {
-              lo[b][h] = load<T, V>(row - (h + 1) * V);
-              hi[b][h] = load<T, V>(row + (h + 1) * V);
+              lo[b][h] = load<T, V>(own - (h + 1) * V);
+              hi[b][h] = load<T, V>(own + (h + 1) * V);
             }
             if (NDIM == 3)
               GF_UNROLL for (int k = 0; k < Y; k++) mid[b][k] =
-                  load<T, V>(row + (k < R ? k - R : k - R + 1) * w.s1);
+                  load<T, V>(own + (k < R ? k - R : k - R + 1) * w.s1);
             GF_UNROLL for (int p = 0; p < P; p++) pt[b][p] =
-                s.point[p] ? load<T, V>(s.point[p] + own[b]) : Vt();
+                s.point[p] ? load<T, V>(row_at<clamped>(s.point[p], w, base, row, i, b, 0)) : Vt();
           }
           Vt out[B];
           GF_UNROLL for (int b = 0; b < B; b++) GF_UNROLL for (int c = 0; c < V; c++) {
@@ -428,9 +489,15 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY, GF_FD_MARCH_
             GF_UNROLL for (int p = 0; p < P; p++) points[p] = pt[b][p].v[c];
             out[b].v[c] = s.template cell<NDIM, R>(at, points);
           }
-          GF_UNROLL for (int b = 0; b < B; b++) if (i + b < end)
-              store<T, V>(s.out + own[b], out[b], x, w);
+          GF_UNROLL for (int b = 0; b < B; b++) if (!clamped || i + b < end)
+              store<T, V>(row_at<clamped>(s.out, w, base, row, i, b, 0), out[b], x, w);
           GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] = q[k + B];
+        };
+        for (; i < end; i += B, row += B * w.s0) {
+          if (GF_FD_STEPPED && NDIM == 2 && i + B <= end)
+            batch(std::false_type());
+          else
+            batch(std::true_type());
         }
       }
   };

@@ -34,8 +34,9 @@ __host__ __device__ inline int place_of(int axis, int k, int radius) {
 template <typename T, bool kAll, int P>
 struct StencilScheme {
   typedef T Type;
-  enum { kPoints = P, kSlotBarriers = 0 }; /* as heat (heat.hip) */
-  const T *in;                             /* in0 */
+  /* as heat (heat.hip); taps tested, capped registers spill (f64 2-D order 8: 348 bytes) */
+  enum { kPoints = P, kSlotBarriers = 0, kCapMarch = kAll };
+  const T *in;             /* in0 */
   const T *point[kPoints]; /* the inputs after it with one tap at the cell (NULL: no more) */
   T point_coef[kPoints];   /* and their coefficients */
   T *out;

@@ -34,9 +34,9 @@
  * and adds fixed multiples of the stride for the others, where the last
  * clamps each row (GF_FD_STEPPED). Stepped, with march_blocks()'s caps,
  * 2-D rows ran on an H200 at, of the copy (8192^2): heat f32 orders 2, 4
- * and 8 0.884 / 0.886 / 0.843 against 0.872 / 0.820 / 0.811, the
- * declared stencil's 0.882 / 0.846 against 0.822 / 0.811 (orders 4 and
- * 8), heat f64 orders 4 and 8 0.931 / 0.839 against 0.870 / 0.726. In
+ * and 8 0.906 / 0.868 / 0.839 against 0.872 / 0.823 / 0.812, the
+ * declared stencil 0.907 / 0.877 / 0.842 against 0.894 / 0.822 / 0.812,
+ * heat f64 orders 4 and 8 0.929 / 0.834 against 0.870 / 0.726. In
  * 3-D, whose batch is one row, stepping held more registers and ran
  * slower (heat f32 order 4 0.585 against 0.667, wave f64 0.795 against
  * 0.868), so 3-D clamps every row. A 1-D thread owns one vector and its

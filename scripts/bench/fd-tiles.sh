@@ -121,6 +121,10 @@ march3d-blocks6:-DGF_FD_MARCH_BLOCKS_3D=6
 march3d-blocks7:-DGF_FD_MARCH_BLOCKS_3D=7
 stepped-off:-DGF_FD_STEPPED=0
 march2d-blocks5:-DGF_FD_MARCH_BLOCKS_2D=5
+march2d-o8-8:-DGF_FD_MARCH_2D_O8=8
+march2d-o8-32:-DGF_FD_MARCH_2D_O8=32
+march2d-o8-s2:-DGF_FD_STEPS_2D_O8=2
+march2d-o8-s8:-DGF_FD_STEPS_2D_O8=8
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

@@ -403,16 +403,6 @@ __device__ __forceinline__ void walk_apart(const Scheme &s, const Loops &walk) {
     walk();
 }
 
-/* Row i + b + k of a field `f` in a march's batch at row i (k = 0, the
- * cell's row, or R, the queue's newest): stepped from row i's element
- * `row`, or, `Clamped`, from row 0's (`base`), clamped to the box's rows
- * (march_kernel). */
-template <bool Clamped, typename F>
-__device__ __forceinline__ F *row_at(F *f, const Walk &w, int64_t base, int64_t row, int64_t i,
-                                     int b, int k) {
-  return Clamped ? f + (base + lesser(i + b + k, w.n0 - 1 + k) * w.s0) : f + row + (b + k) * w.s0;
-}
-
 /* 2-D and 3-D: the march. Threads: x a vector along the last axis; y a
  * march (2-D) or a row of axis 1 (3-D, marches by blockIdx.z); grid-strided
  * past the grid's limits.
@@ -461,11 +451,17 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY,
          * clamped to the box's (the file's head comment says why). */
         auto batch = [&](auto clamp) {
           constexpr bool clamped = decltype(clamp)::value;
+          /* row i + b + k of field f (the input, the output, a point), k = 0
+           * (the cell's) or R (the queue's newest) */
+          auto at_row = [&](auto *f, int b, int k) {
+            return clamped ? f + (base + lesser(i + b + k, w.n0 - 1 + k) * w.s0)
+                           : f + row + (b + k) * w.s0;
+          };
           /* Every load of the batch first. */
           Vt lo[B][H], hi[B][H], mid[B][Y], pt[B][P];
           GF_UNROLL for (int b = 0; b < B; b++) {
-            q[2 * R + b] = load<T, V>(row_at<clamped>(s.in, w, base, row, i, b, R));
-            const T *own = row_at<clamped>(s.in, w, base, row, i, b, 0);
+            q[2 * R + b] = load<T, V>(at_row(s.in, b, R));
+            const T *own = at_row(s.in, b, 0);
             GF_UNROLL for (int h = 0; h < H; h++) {
               lo[b][h] = load<T, V>(own - (h + 1) * V);
               hi[b][h] = load<T, V>(own + (h + 1) * V);
@@ -474,7 +470,7 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY,
               GF_UNROLL for (int k = 0; k < Y; k++) mid[b][k] =
                   load<T, V>(own + (k < R ? k - R : k - R + 1) * w.s1);
             GF_UNROLL for (int p = 0; p < P; p++) pt[b][p] =
-                s.point[p] ? load<T, V>(row_at<clamped>(s.point[p], w, base, row, i, b, 0)) : Vt();
+                s.point[p] ? load<T, V>(at_row(s.point[p], b, 0)) : Vt();
           }
           Vt out[B];
           GF_UNROLL for (int b = 0; b < B; b++) GF_UNROLL for (int c = 0; c < V; c++) {
@@ -490,7 +486,7 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY,
             out[b].v[c] = s.template cell<NDIM, R>(at, points);
           }
           GF_UNROLL for (int b = 0; b < B; b++) if (!clamped || i + b < end)
-              store<T, V>(row_at<clamped>(s.out, w, base, row, i, b, 0), out[b], x, w);
+              store<T, V>(at_row(s.out, b, 0), out[b], x, w);
           GF_UNROLL for (int k = 0; k < 2 * R; k++) q[k] = q[k + B];
         };
         for (; i < end; i += B, row += B * w.s0) {

@@ -39,7 +39,12 @@
  * heat f64 orders 4 and 8 0.929 / 0.834 against 0.870 / 0.726. In
  * 3-D, whose batch is one row, stepping held more registers and ran
  * slower (heat f32 order 4 0.585 against 0.667, wave f64 0.795 against
- * 0.868), so 3-D clamps every row. A 1-D thread owns one vector and its
+ * 0.868), so 3-D clamps every row. At 2-D order 8 a batch asks L1 for
+ * the rows the next batch will load (Shape's kPrefetch, a prefetch that
+ * holds no register): heat f32 ran at 0.854 against 0.840, f64 at 0.864
+ * against 0.834, the declared stencil at 0.856 against 0.842; at orders 2
+ * and 4 it gained nothing and took f64 heat order 4 from 0.929 to 0.907,
+ * and two batches ahead ran slower. A 1-D thread owns one vector and its
  * neighbours.
  *
  * Each cell is then computed by fd_cell.h's value forms, its Laplacian
@@ -202,6 +207,15 @@
 #define GF_FD_RING_SLOT_BARRIERS \
   1 /* the ring's slot barriers: 0 none, 1 where the scheme takes them, 2 all */
 #endif
+#ifndef GF_FD_PREFETCH_2D
+#define GF_FD_PREFETCH_2D 0 /* batches ahead whose new rows the 2-D march asks L1 for */
+#endif
+#ifndef GF_FD_PREFETCH_2D_O8
+#define GF_FD_PREFETCH_2D_O8 1 /* the same at order 8 */
+#endif
+#ifndef GF_FD_RING_SKIP
+#define GF_FD_RING_SKIP 1 /* 0: the ring copies the vectors past the box's reads too (a study) */
+#endif
 #ifndef GF_FD_RING_BLOCKS
 #define GF_FD_RING_BLOCKS 2 /* blocks of the ring an SM should hold (caps the registers) */
 #endif
@@ -232,7 +246,8 @@ struct Shape<2, R> {
     kX = GF_FD_BLOCK_X_2D,
     kY = GF_FD_BLOCK_Y_2D,
     kSteps = R == 4 ? GF_FD_STEPS_2D_O8 : GF_FD_STEPS_2D,
-    kMarch = R == 4 ? GF_FD_MARCH_2D_O8 : GF_FD_MARCH_2D
+    kMarch = R == 4 ? GF_FD_MARCH_2D_O8 : GF_FD_MARCH_2D,
+    kPrefetch = R == 4 ? GF_FD_PREFETCH_2D_O8 : GF_FD_PREFETCH_2D
   };
 };
 template <int R>
@@ -241,7 +256,8 @@ struct Shape<3, R> {
     kX = GF_FD_BLOCK_X_3D,
     kY = GF_FD_BLOCK_Y_3D,
     kSteps = GF_FD_STEPS_3D,
-    kMarch = R == 4 ? GF_FD_MARCH_3D_O8 : GF_FD_MARCH_3D
+    kMarch = R == 4 ? GF_FD_MARCH_3D_O8 : GF_FD_MARCH_3D,
+    kPrefetch = 0
   };
 };
 
@@ -356,6 +372,15 @@ __device__ __forceinline__ void store_whole<double, 2>(double *p, const Vec<doub
 }
 #endif
 
+/* Asks for the line of `p` in L1 (NVIDIA; elsewhere nothing). */
+__device__ __forceinline__ void prefetch_l1(const void *p) {
+#if defined(GFLOW_HIP_ON_CUDA) && defined(__CUDA_ARCH__)
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(__cvta_generic_to_global(p)));
+#else
+  (void)p;
+#endif
+}
+
 /* Stores the cells of `v` that lie in the box; x is its first cell's. */
 template <typename T, int V>
 __device__ __forceinline__ void store(T *p, const Vec<T, V> &v, int64_t x, const Walk &w) {
@@ -421,6 +446,7 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY,
   typedef Vec<T, V> Vt;
   enum {
     B = Shape<NDIM, R>::kSteps,
+    A = Shape<NDIM, R>::kPrefetch, /* batches ahead whose new rows it asks L1 for */
     H = (R + V - 1) / V,
     Q = 2 * R + B,             /* the queue: rows i - R .. i + B - 1 + R of a batch at i */
     Y = NDIM == 3 ? 2 * R : 1, /* the middle axis's neighbours of a cell */
@@ -458,6 +484,8 @@ __global__ void __launch_bounds__(Shape<NDIM>::kX *Shape<NDIM>::kY,
                            : f + row + (b + k) * w.s0;
           };
           /* Every load of the batch first. */
+          if (A > 0 && !clamped && i + (A + 1) * B <= end)
+            GF_UNROLL for (int b = 0; b < B; b++) prefetch_l1(at_row(s.in, b + A * B, R));
           Vt lo[B][H], hi[B][H], mid[B][Y], pt[B][P];
           GF_UNROLL for (int b = 0; b < B; b++) {
             q[2 * R + b] = load<T, V>(at_row(s.in, b, R));
@@ -911,7 +939,12 @@ struct Ring {
  *
  * Loads never leave the array: rows and vectors past the box's are clamped
  * to the last the box reads (tile_element), planes i0 - R .. end - 1 + R
- * are read; the cells they feed are computed and not stored. */
+ * are read; the cells they feed are computed and not stored. Such a
+ * clamped vector of a slot is not copied at all (GF_FD_RING_SKIP): only
+ * the threads past the box read it. At 400^3 a row holds 6.25 tiles of 16
+ * vectors, and the last column of blocks had copied 18 vectors a row for
+ * the 6 it reads; skipped, heat f64 3-D order 8 ran at 0.722 of the copy on
+ * an H200 against 0.710, f32 at 0.574 against 0.572. */
 template <typename Scheme, int R, int V, bool SlotBarriers>
 __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks)
     ring_kernel(Scheme s, Walk w, int64_t march) {
@@ -951,17 +984,19 @@ __global__ void __launch_bounds__(Ring::kX *Ring::kY, Ring::kBlocks)
         /* The vectors of a slot this thread copies, as elements of plane 0;
          * planes i0 - R .. end - 1 + R are read, none past the array. */
         int64_t from[NL];
+        bool copies[NL]; /* whether it copies vector n: one a stored cell reads */
         GF_UNROLL for (int n = 0; n < NL; n++) {
           const int e = tid + n * N;
           from[n] = e < CELLS ? tile_element<V, H, R>(w, v0, y0, e / W, e % W) : 0;
+          copies[n] = e < CELLS && (!GF_FD_RING_SKIP ||
+                                    (v0 + e % W - H < w.nvec + H && y0 + e / W - R < w.n1 + R));
         }
-        const bool copies_last = tid + (NL - 1) * N < CELLS;
         /* A plane's copies (`plane` its element 0) into `slot`; none where
          * the march reads no such plane (the slot's barrier or the count of
          * groups still moves on) */
         auto copy_plane = [&](int slot, const T *plane, bool read) {
           if (read)
-            GF_UNROLL for (int n = 0; n < NL; n++) if (n < NL - 1 || copies_last)
+            GF_UNROLL for (int n = 0; n < NL; n++) if (copies[n])
                 copy_async<T, V>(ring + slot * CELLS + tid + n * N, plane + from[n]);
           sync.filled(slot);
         };

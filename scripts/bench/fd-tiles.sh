@@ -27,7 +27,9 @@ cd "$(dirname "$0")/../.."
 # schemes wait at the ring's slot barriers; the 2-D marches of 8 rows in
 # batches of 4, 16 at order 8, and the shared plane's 2-D block of 64
 # threads became the defaults on an H200, and h100-2d gives the 2-D
-# defaults measured on an H100 before)
+# defaults measured on an H100 before; the variants of the 2-D order-8
+# march measured before its L1 prefetch (GF_FD_PREFETCH_2D_O8) became the
+# default turn it off, prefetch-off is the default without it)
 tiles() {
   cat <<'LIST'
 default:
@@ -107,13 +109,13 @@ ring-d3:-DGF_FD_RING_DEPTH=3
 ring-d4:-DGF_FD_RING_DEPTH=4
 ring-d3-long:-DGF_FD_RING_DEPTH=3 -DGF_FD_RING_MARCH=1024
 ring-8x32-b2:-DGF_FD_RING_X=8 -DGF_FD_RING_Y=32
-march2d-o8-4:-DGF_FD_MARCH_2D_O8=4 -DGF_FD_STEPS_2D_O8=2
-march2d-o8-16:-DGF_FD_MARCH_2D_O8=16
+march2d-o8-4:-DGF_FD_MARCH_2D_O8=4 -DGF_FD_STEPS_2D_O8=2 -DGF_FD_PREFETCH_2D_O8=0
+march2d-o8-16:-DGF_FD_MARCH_2D_O8=16 -DGF_FD_PREFETCH_2D_O8=0
 block2d-64x4:-DGF_FD_BLOCK_X_2D=64
 block2d-32x8:-DGF_FD_BLOCK_Y_2D=8
-h100-2d:-DGF_FD_MARCH_2D=4 -DGF_FD_STEPS_2D=2 -DGF_FD_MARCH_2D_O8=8 -DGF_FD_SHARED_X_2D=128 -DGF_FD_SHARED_BLOCKS_2D=4
+h100-2d:-DGF_FD_MARCH_2D=4 -DGF_FD_STEPS_2D=2 -DGF_FD_MARCH_2D_O8=8 -DGF_FD_SHARED_X_2D=128 -DGF_FD_SHARED_BLOCKS_2D=4 -DGF_FD_PREFETCH_2D_O8=0
 march2d-s1:-DGF_FD_STEPS_2D=1
-march2d-o8-16-32x8:-DGF_FD_MARCH_2D_O8=16 -DGF_FD_BLOCK_Y_2D=8
+march2d-o8-16-32x8:-DGF_FD_MARCH_2D_O8=16 -DGF_FD_BLOCK_Y_2D=8 -DGF_FD_PREFETCH_2D_O8=0
 split-off:-DGF_FD_SPLIT=0
 march2d-blocks1:-DGF_FD_MARCH_BLOCKS_2D=1 -DGF_FD_MARCH_BLOCKS_2D_F32=1
 march2d-blocks4:-DGF_FD_MARCH_BLOCKS_2D_F32=4
@@ -121,10 +123,18 @@ march3d-blocks6:-DGF_FD_MARCH_BLOCKS_3D=6
 march3d-blocks7:-DGF_FD_MARCH_BLOCKS_3D=7
 stepped-off:-DGF_FD_STEPPED=0
 march2d-blocks5:-DGF_FD_MARCH_BLOCKS_2D=5
-march2d-o8-8:-DGF_FD_MARCH_2D_O8=8
-march2d-o8-32:-DGF_FD_MARCH_2D_O8=32
-march2d-o8-s2:-DGF_FD_STEPS_2D_O8=2
-march2d-o8-s8:-DGF_FD_STEPS_2D_O8=8
+march2d-o8-8:-DGF_FD_MARCH_2D_O8=8 -DGF_FD_PREFETCH_2D_O8=0
+march2d-o8-32:-DGF_FD_MARCH_2D_O8=32 -DGF_FD_PREFETCH_2D_O8=0
+march2d-o8-s2:-DGF_FD_STEPS_2D_O8=2 -DGF_FD_PREFETCH_2D_O8=0
+march2d-o8-s8:-DGF_FD_STEPS_2D_O8=8 -DGF_FD_PREFETCH_2D_O8=0
+ring-skip-off:-DGF_FD_RING_SKIP=0
+prefetch-l1-1:-DGF_FD_PREFETCH_2D=1
+prefetch-l1-2:-DGF_FD_PREFETCH_2D=2 -DGF_FD_PREFETCH_2D_O8=2
+prefetch-off:-DGF_FD_PREFETCH_2D_O8=0
+prefetch-o8-12:-DGF_FD_MARCH_2D_O8=12
+prefetch-o8-20:-DGF_FD_MARCH_2D_O8=20
+march2d-o8-12:-DGF_FD_MARCH_2D_O8=12 -DGF_FD_PREFETCH_2D_O8=0
+march2d-o8-24:-DGF_FD_MARCH_2D_O8=24 -DGF_FD_PREFETCH_2D_O8=0
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

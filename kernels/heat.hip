@@ -30,10 +30,11 @@ struct HeatScheme {
    * the march's 0.603, f64 0.783 against 0.630; at orders 2 and 4 it was
    * slower: 0.64 and 0.65 against 0.69 and 0.73); the ring without slot
    * barriers (with them, f32 0.627 against 0.634 at 400^3; f64 0.806 and
-   * 0.816 against 0.802 and 0.827 at 400^3 and 512^3). */
+   * 0.816 against 0.802 and 0.827 at 400^3 and 512^3). On an H200 the
+   * march took 3-D order 2 back from the point tile (0.691 against 0.607,
+   * 400^3). */
   static Tile tile(int ndim, int radius) {
-    if (ndim == 3 && radius == 4) return kRingTile;
-    return sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;
+    return ndim == 3 && radius == 4 ? kRingTile : kMarchTile;
   }
 
   /* no forcing pattern (fd_gpu.h walks apart then: GF_FD_SPLIT) */

@@ -48,13 +48,12 @@ struct StencilScheme {
    * of the copy): with taps tested, 2-D order 2 0.90 against the point
    * tile's 0.74, 3-D order 2 0.67 against 0.49; the shared-memory tile was
    * slower (order 8 2-D 0.57 against 0.79, 3-D 0.41 against 0.56). The
-   * star at 3-D order 2 in f32 takes the point tile, as heat does (the
-   * march ran it at 0.63, heat's point tile runs at 0.69). The star at 3-D
-   * order 8 takes the ring, as heat does (0.632 against the march's 0.603
-   * in f32); with taps tested nvcc spills the ring's registers in f64. */
+   * star at 3-D order 8 takes the ring, as heat does (0.632 against the
+   * march's 0.603 in f32); with taps tested nvcc spills the ring's
+   * registers in f64. At 3-D order 2 in f32 the star took the point tile,
+   * as heat did, until the march ran heat faster there on an H200. */
   static Tile tile(int ndim, int radius) {
-    if (kAll && ndim == 3 && radius == 4) return kRingTile;
-    return kAll && sizeof(T) == 4 && ndim == 3 && radius == 1 ? kPointTile : kMarchTile;
+    return kAll && ndim == 3 && radius == 4 ? kRingTile : kMarchTile;
   }
 
   /* no input after in0 (fd_gpu.h walks apart then: GF_FD_SPLIT) */

@@ -13,7 +13,7 @@ using namespace gf_fd_gpu;
 template <typename T>
 struct HeatScheme {
   typedef T Type;
-  enum { kPoints = 1, kSlotBarriers = 0, kCapMarch = 1 };
+  enum { kPoints = 1, kSlotBarriers = 0, kCapMarch = 1, kShortMarch = 0 };
   const T *in;       /* T0 */
   const T *point[1]; /* pattern (NULL: none) */
   T *out;            /* T1 */

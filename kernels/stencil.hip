@@ -35,7 +35,7 @@ template <typename T, bool kAll, int P>
 struct StencilScheme {
   typedef T Type;
   /* as heat (heat.hip); taps tested, capped registers spill (f64 2-D order 8: 348 bytes) */
-  enum { kPoints = P, kSlotBarriers = 0, kCapMarch = kAll };
+  enum { kPoints = P, kSlotBarriers = 0, kCapMarch = kAll, kShortMarch = 0 };
   const T *in;             /* in0 */
   const T *point[kPoints]; /* the inputs after it with one tap at the cell (NULL: no more) */
   T point_coef[kPoints];   /* and their coefficients */

@@ -13,7 +13,7 @@ using namespace gf_fd_gpu;
 template <typename T>
 struct WaveScheme {
   typedef T Type;
-  enum { kPoints = 3, kSlotBarriers = sizeof(T) == 8, kCapMarch = 1 };
+  enum { kPoints = 3, kSlotBarriers = sizeof(T) == 8, kCapMarch = 1, kShortMarch = 1 };
   const T *in;       /* U1 */
   const T *point[3]; /* U0, V, pattern (NULL: none) */
   T *out;            /* U2 */

@@ -135,6 +135,7 @@ prefetch-o8-12:-DGF_FD_MARCH_2D_O8=12
 prefetch-o8-20:-DGF_FD_MARCH_2D_O8=20
 march2d-o8-12:-DGF_FD_MARCH_2D_O8=12 -DGF_FD_PREFETCH_2D_O8=0
 march2d-o8-24:-DGF_FD_MARCH_2D_O8=24 -DGF_FD_PREFETCH_2D_O8=0
+short-march16:-DGF_FD_MARCH_2D_O8_SHORT=16
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

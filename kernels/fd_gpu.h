@@ -45,7 +45,9 @@
  * against 0.834, the declared stencil at 0.856 against 0.842; at orders 2
  * and 4 it gained nothing and took f64 heat order 4 from 0.929 to 0.907,
  * and two batches ahead ran slower. A 1-D thread owns one vector and its
- * neighbours.
+ * neighbours. Every tile's vectors start at the 32-byte sector below the
+ * box's first cell where the fields' rows begin at sectors (launch_walk;
+ * not the 2-D march's at order 4), else at the vector below it.
  *
  * Each cell is then computed by fd_cell.h's value forms, its Laplacian
  * through fd.h's GF_FD_LAPLACIAN_SUM, in the CPU loop's order: built
@@ -123,6 +125,9 @@
  * 0.860. */
 #ifndef GF_FD_SPLIT
 #define GF_FD_SPLIT 1
+#endif
+#ifndef GF_FD_SECTOR_START
+#define GF_FD_SECTOR_START 1 /* the walk from a sector (launch_walk); 0 never, 2 always */
 #endif
 #ifndef GF_FD_STEPPED
 #define GF_FD_STEPPED 1 /* 0: every batch of the march clamps its rows (a study) */
@@ -309,7 +314,8 @@ __device__ __forceinline__ int64_t lesser(int64_t a, int64_t b) {
 
 /* A launch's box as the tile walks it, offsets in elements. Along the last
  * axis, vectors of V cells from the box's first cell rounded down to a
- * multiple of V; counted from there, the box's cells are x_lo <= x < x_hi. */
+ * multiple of `align` cells (V, or a sector's: launch_walk);
+ * counted from there, the box's cells are x_lo <= x < x_hi. */
 struct Walk {
   int64_t first;      /* element of the box's first row's first vector */
   int64_t s0, s1;     /* strides of axis 0 (2-D, 3-D) and axis 1 (3-D) */
@@ -320,11 +326,11 @@ struct Walk {
   int64_t total;      /* elements of the array */
 };
 
-inline Walk walk_of(const gf_array *a, const gf_box &box, int V) {
+inline Walk walk_of(const gf_array *a, const gf_box &box, int V, int align) {
   const gf_fd_geom g = gf_fd_geom_of(a);
   const int n = a->ndim, last = n - 1;
   Walk w;
-  const int64_t start = box.lo[last] - box.lo[last] % V;
+  const int64_t start = box.lo[last] - box.lo[last] % align;
   w.first = start;
   for (int d = 0; d < last; d++) w.first += box.lo[d] * g.stride[d];
   w.s0 = n >= 2 ? g.stride[0] : 0;
@@ -1174,8 +1180,8 @@ __global__ void __launch_bounds__(Point<NDIM>::kX *Point<NDIM>::kY *Point<NDIM>:
   walk_apart(s, walk);
 }
 
-inline bool aligned16(const void *p) {
-  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+inline bool aligned(const void *p, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
 }
 
 /* How many blocks of `threads` with `bytes` of dynamic shared memory the
@@ -1234,9 +1240,29 @@ inline int64_t balanced_march(int64_t n0, int64_t columns, int64_t resident, int
   return best;
 }
 
+/* A sector of memory, in bytes: the unit L2 reads and writes. */
+enum { kSector = 32 };
+
+/* Launches Scheme's tile over `box` of `a` in vectors of V cells; `sectors`:
+ * every row of every field the launch reads or writes begins at a sector.
+ * Then the walk starts at a sector too (but for the 2-D march at order 4),
+ * so that no sector is written in part by two blocks: the box inside the
+ * grid's halo of 4 f32 cells begins 16 bytes into one. On an H200, of the
+ * copy: heat f32 3-D orders 2 / 4 / 8 0.769 / 0.688 / 0.608 against
+ * 0.696 / 0.664 / 0.598, wave f32 0.943 / 0.874 / 0.707 against 0.905 /
+ * 0.852 / 0.697, heat f32 2-D orders 2 and 8 0.927 and 0.877 against 0.908
+ * and 0.854, but order 4 0.849 against 0.866 (the 2-D box, 8192 cells
+ * from cell 4, is then 2049 vectors, a 65th column of blocks). A copy that marches tiles of
+ * 16 x 16 vectors down 400^3 (scripts/bench/march_copy.hip) ran at 0.560
+ * of the device's copy from the box's first vector, 0.737 from the sector
+ * below it (README, "Sectors"). */
 template <typename Scheme, int R, int V>
-hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hipStream_t stream) {
-  const Walk w = walk_of(a, box, V);
+hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, bool sectors,
+                       hipStream_t stream) {
+  typedef typename Scheme::Type T;
+  const bool from_sector =
+      sectors && GF_FD_SECTOR_START && (GF_FD_SECTOR_START == 2 || !(a->ndim == 2 && R == 2));
+  const Walk w = walk_of(a, box, V, from_sector ? kSector / (int)sizeof(T) : V);
   auto marches = [&](int64_t march) { return (w.n0 + march - 1) / march; };
   /* A row too long for any grid is passed on for the runtime to reject. */
   auto blocks = [](int64_t n, int64_t per, int64_t most) {
@@ -1259,7 +1285,6 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, hi
     return hipGetLastError();
   }
   if (tile == kRingTile && a->ndim == 3) {
-    typedef typename Scheme::Type T;
     enum {
       kSlotBarriers =
           GF_FD_RING_SLOT_BARRIERS == 2 || (GF_FD_RING_SLOT_BARRIERS == 1 && Scheme::kSlotBarriers)
@@ -1324,22 +1349,28 @@ hipError_t launch_tiles(const Scheme &s, int radius, const gf_array *a, const gf
                         hipStream_t stream) {
   typedef typename Scheme::Type T;
   enum { VB = GF_FD_VECTOR_BYTES, V = VB >= (int)sizeof(T) ? VB / (int)sizeof(T) : 1 };
-  bool vectors = V > 1 && a->shape[a->ndim - 1] % V == 0 && aligned16(s.in) && aligned16(s.out);
-  for (int p = 0; p < Scheme::kPoints; p++) vectors = vectors && aligned16(s.point[p]);
+  const int64_t row_bytes = a->shape[a->ndim - 1] * (int64_t)sizeof(T);
+  bool vectors = V > 1 && row_bytes % (V * sizeof(T)) == 0, sectors = row_bytes % kSector == 0;
+  const void *fields[2 + Scheme::kPoints] = {s.in, s.out}; /* NULL: a point field not given */
+  for (int p = 0; p < Scheme::kPoints; p++) fields[2 + p] = s.point[p];
+  for (const void *field : fields) {
+    vectors = vectors && aligned(field, V * sizeof(T));
+    sectors = sectors && aligned(field, kSector);
+  }
   if (box.lo[0] >= box.hi[0] || gf_fd_rows_of(a, box).len <= 0) return hipSuccess;
   switch (radius * 2 + vectors) {
     case 2:
-      return launch_walk<Scheme, 1, 1>(s, a, box, stream);
+      return launch_walk<Scheme, 1, 1>(s, a, box, false, stream);
     case 3:
-      return launch_walk<Scheme, 1, V>(s, a, box, stream);
+      return launch_walk<Scheme, 1, V>(s, a, box, sectors, stream);
     case 4:
-      return launch_walk<Scheme, 2, 1>(s, a, box, stream);
+      return launch_walk<Scheme, 2, 1>(s, a, box, false, stream);
     case 5:
-      return launch_walk<Scheme, 2, V>(s, a, box, stream);
+      return launch_walk<Scheme, 2, V>(s, a, box, sectors, stream);
     case 8:
-      return launch_walk<Scheme, 4, 1>(s, a, box, stream);
+      return launch_walk<Scheme, 4, 1>(s, a, box, false, stream);
     default:
-      return launch_walk<Scheme, 4, V>(s, a, box, stream);
+      return launch_walk<Scheme, 4, V>(s, a, box, sectors, stream);
   }
 }
 

@@ -29,7 +29,9 @@ cd "$(dirname "$0")/../.."
 # threads became the defaults on an H200, and h100-2d gives the 2-D
 # defaults measured on an H100 before; the variants of the 2-D order-8
 # march measured before its L1 prefetch (GF_FD_PREFETCH_2D_O8) became the
-# default turn it off, prefetch-off is the default without it)
+# default turn it off, prefetch-off is the default without it; every
+# variant listed before sector-off was measured with the walk starting at
+# the box's first vector, as sector-off builds it: GF_FD_SECTOR_START)
 tiles() {
   cat <<'LIST'
 default:
@@ -137,6 +139,8 @@ prefetch-o8-20:-DGF_FD_MARCH_2D_O8=20
 march2d-o8-12:-DGF_FD_MARCH_2D_O8=12 -DGF_FD_PREFETCH_2D_O8=0
 march2d-o8-24:-DGF_FD_MARCH_2D_O8=24 -DGF_FD_PREFETCH_2D_O8=0
 short-march16:-DGF_FD_MARCH_2D_O8_SHORT=16
+sector-off:-DGF_FD_SECTOR_START=0
+sector-all:-DGF_FD_SECTOR_START=2
 LIST
 }
 wanted=" ${TILES:-$(tiles | cut -d: -f1 | tr '\n' ' ')} "

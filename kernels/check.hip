@@ -26,8 +26,7 @@ __device__ __forceinline__ bool refused(T x, int finite, double max_abs) {
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    scan_kernel(const T *x, int64_t count, int finite, double max_abs,
-                unsigned long long *first) {
+    scan_kernel(const T *x, int64_t count, int finite, double max_abs, unsigned long long *first) {
   __shared__ unsigned long long best[kThreads];
   unsigned long long mine = ~0ull;
   const int64_t stride = (int64_t)gridDim.x * kThreads;

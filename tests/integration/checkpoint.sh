@@ -37,6 +37,16 @@ start() {
   pid=$!
 }
 
+# signal SIGNAL: sends SIGNAL to the run $pid while SIGSTOP holds it where the
+# wait before found it (SIGCONT then delivers SIGNAL), so that a fast build
+# cannot finish its run in between. A Release build runs these 480 steps in
+# about 0.25 s; a wait, then 0.2 s more, then the signal had let it finish.
+signal() {
+  kill -s STOP "$pid" 2>/dev/null
+  kill -s "$1" "$pid" 2>/dev/null
+  kill -s CONT "$pid" 2>/dev/null
+}
+
 
 for schedule in sync streams events graph auto; do
   args=("$wave" "${base[@]}" --set "schedule=$schedule")
@@ -47,7 +57,7 @@ for schedule in sync streams events graph auto; do
   dir=$tmp/kill-$schedule
   start "$dir" "${args[@]}"
   if wait_for "$dir/checkpoint/checkpoint.txt"; then
-    kill -s KILL "$pid"
+    signal KILL
     wait "$pid" 2>/dev/null
     step=$(sed -n 's/^step //p' "$dir/checkpoint/checkpoint.txt")
     [ "$step" -gt 0 ] && [ "$step" -lt 480 ] && [ $((step % 40)) -eq 0 ] && pass ||
@@ -63,8 +73,8 @@ for schedule in sync streams events graph auto; do
   # SIGUSR1: a checkpoint at the next step boundary, then exit 75
   dir=$tmp/usr1-$schedule
   start "$dir" "${args[@]}"
-  wait_for "$dir/.array_out.dat.partial*" && sleep 0.2
-  kill -s USR1 "$pid"
+  wait_for "$dir/.array_out.dat.partial*" && sleep 0.05
+  signal USR1
   wait "$pid" && status=0 || status=$?
   err=$(cat "$dir.err")
   [ "$status" -eq 75 ] && pass || fail "$schedule: SIGUSR1: exit $status, expected 75: $err"
@@ -84,8 +94,8 @@ done
 args=("$wave" "${base[@]}" --set schedule=events)
 dir=$tmp/term
 start "$dir" "${args[@]}"
-wait_for "$dir/checkpoint/checkpoint.txt" && sleep 0.2
-kill -s TERM "$pid"
+wait_for "$dir/checkpoint/checkpoint.txt"
+signal TERM
 wait "$pid" && status=0 || status=$?
 [ "$status" -eq 143 ] && pass || fail "SIGTERM after a checkpoint: exit $status: $(cat "$dir.err")"
 expect_exit 0 "restart after SIGTERM, no FILE" -- "$gflow" run --restart "$dir" --quiet
@@ -108,7 +118,7 @@ expect_exit 0 "stateful hook: uninterrupted" -- "$gflow" run "$noisy" --quiet --
 dir=$tmp/noisy
 start "$dir" "$noisy" --quiet
 wait_for "$dir/checkpoint/checkpoint.txt" # the hook has been called: its state changed
-kill -s USR1 "$pid"
+signal USR1
 wait "$pid" && status=0 || status=$?
 [ "$status" -eq 75 ] && pass || fail "stateful hook: SIGUSR1: exit $status: $(cat "$dir.err")"
 ls "$dir"/checkpoint/step-*/hooks.lua >/dev/null 2>&1 && pass || fail "stateful hook: no hooks.lua"
@@ -119,7 +129,7 @@ unsaved=(--set "hooks.noisy.lua=$repo/tests/integration/noisy_unsaved.lua" --qui
 dir=$tmp/unsaved
 start "$dir" "$noisy" "${unsaved[@]}"
 wait_for "$dir/checkpoint/checkpoint.txt"
-kill -s USR1 "$pid"
+signal USR1
 wait "$pid"
 expect_contains "$(cat "$dir.err")" "define no save_state(), so a restart from it will be refused" \
   "unsaved hook state: a note at the checkpoint"
@@ -134,7 +144,7 @@ edited=(--set "hooks.noisy.lua=$tmp/edited.lua" --quiet)
 dir=$tmp/edited
 start "$dir" "$noisy" "${edited[@]}"
 wait_for "$dir/checkpoint/checkpoint.txt"
-kill -s KILL "$pid"
+signal KILL
 wait "$pid" 2>/dev/null
 echo "-- edited" >>"$tmp/edited.lua"
 expect_exit 65 "a hook file edited since" -- "$gflow" run "$noisy" "${edited[@]}" --restart "$dir"
@@ -149,8 +159,8 @@ expect_contains "$err" "the checkpoint's output u.dat is gone (neither $dir/.u.d
 
 dir=$tmp/bad
 start "$dir" "${args[@]}"
-wait_for "$dir/.array_out.dat.partial*" && sleep 0.2
-kill -s USR1 "$pid"
+wait_for "$dir/.array_out.dat.partial*" && sleep 0.05
+signal USR1
 wait "$pid"
 expect_exit 65 "another workflow" -- "$gflow" run "${args[@]}" --set params.cfl=0.3 --restart "$dir"
 expect_contains "$err" "the workflow differs from the one checkpointed ($dir/checkpoint/workflow.yaml): resolved line" \
@@ -176,8 +186,8 @@ expect_contains "$err" "$tmp/none holds no checkpoint" "nothing to restart: mess
 # ---- one batch script for the first run and the requeued ones ----------------------
 dir=$tmp/requeue
 start "$dir" "${args[@]}" --restart-if-present
-wait_for "$dir/.array_out.dat.partial*" && sleep 0.2
-kill -s USR1 "$pid"
+wait_for "$dir/.array_out.dat.partial*" && sleep 0.05
+signal USR1
 wait "$pid" && status=0 || status=$?
 [ "$status" -eq 75 ] && pass || fail "--restart-if-present, first run: exit $status"
 expect_exit 0 "--restart-if-present continues" -- "$gflow" run "${args[@]}" --restart-if-present --out "$dir"
@@ -189,7 +199,7 @@ expect_contains "$err" "nothing to do" "--restart-if-present, complete: nothing 
 dir=$tmp/stale
 start "$dir" "${args[@]}"
 wait_for "$dir/checkpoint/checkpoint.txt"
-kill -s KILL "$pid"
+signal KILL
 wait "$pid" 2>/dev/null
 expect_exit 0 "a fresh run over a stale checkpoint" -- "$gflow" run "${args[@]}" --out "$dir"
 expect_contains "$err" "note: $dir held a checkpoint at step " "stale checkpoint: note"

@@ -31,10 +31,10 @@ expect_contains() {
 # while the background job $pid runs (at most SECONDS, default 60); fails
 # when none appears.
 wait_for() {
-  for _ in $(seq $((${2:-60} * 10))); do
+  for _ in $(seq $((${2:-60} * 50))); do
     compgen -G "$1" >/dev/null && return 0
     kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
+    sleep 0.02
   done
   compgen -G "$1" >/dev/null
 }

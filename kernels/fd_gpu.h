@@ -1252,17 +1252,19 @@ enum { kSector = 32 };
  * 0.696 / 0.664 / 0.598, wave f32 0.943 / 0.874 / 0.707 against 0.905 /
  * 0.852 / 0.697, heat f32 2-D orders 2 and 8 0.927 and 0.877 against 0.908
  * and 0.854, but order 4 0.849 against 0.866 (the 2-D box, 8192 cells
- * from cell 4, is then 2049 vectors, a 65th column of blocks). A copy that marches tiles of
- * 16 x 16 vectors down 400^3 (scripts/bench/march_copy.hip) ran at 0.560
- * of the device's copy from the box's first vector, 0.737 from the sector
- * below it (README, "Sectors"). */
+ * from cell 4, is then 2049 vectors, a 65th column of blocks). A copy
+ * that marches tiles of 16 x 16 vectors down 400^3
+ * (scripts/bench/march_copy.hip) ran at 0.560 of the device's copy from
+ * the box's first vector, 0.737 from the sector below it (README,
+ * "Sectors"). */
 template <typename Scheme, int R, int V>
 hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, bool sectors,
                        hipStream_t stream) {
   typedef typename Scheme::Type T;
+  enum { SECTOR_CELLS = kSector / (int)sizeof(T) > V ? kSector / (int)sizeof(T) : V };
   const bool from_sector =
       sectors && GF_FD_SECTOR_START && (GF_FD_SECTOR_START == 2 || !(a->ndim == 2 && R == 2));
-  const Walk w = walk_of(a, box, V, from_sector ? kSector / (int)sizeof(T) : V);
+  const Walk w = walk_of(a, box, V, from_sector ? SECTOR_CELLS : V);
   auto marches = [&](int64_t march) { return (w.n0 + march - 1) / march; };
   /* A row too long for any grid is passed on for the runtime to reject. */
   auto blocks = [](int64_t n, int64_t per, int64_t most) {

@@ -255,7 +255,10 @@ struct Shape<2, R> {
     kY = GF_FD_BLOCK_Y_2D,
     kSteps = R == 4 ? GF_FD_STEPS_2D_O8 : GF_FD_STEPS_2D,
     kMarch = R == 4 ? GF_FD_MARCH_2D_O8 : GF_FD_MARCH_2D,
-    kPrefetch = R == 4 ? GF_FD_PREFETCH_2D_O8 : GF_FD_PREFETCH_2D
+    kPrefetch = R == 4 ? GF_FD_PREFETCH_2D_O8 : GF_FD_PREFETCH_2D,
+    /* whether its walk may start at a sector (launch_walk): not at order 4,
+     * where heat f32 ran at 0.850 from one against 0.866 */
+    kSectorStart = GF_FD_SECTOR_START == 2 || R != 2
   };
 };
 template <int R>
@@ -1245,7 +1248,8 @@ enum { kSector = 32 };
 
 /* Launches Scheme's tile over `box` of `a` in vectors of V cells; `sectors`:
  * every row of every field the launch reads or writes begins at a sector.
- * Then the walk starts at a sector too (but for the 2-D march at order 4),
+ * Then the walk starts at a sector too (but for the 2-D march at order 4:
+ * Shape's kSectorStart),
  * so that no sector is written in part by two blocks: the box inside the
  * grid's halo of 4 f32 cells begins 16 bytes into one. On an H200, of the
  * copy: heat f32 3-D orders 2 / 4 / 8 0.769 / 0.688 / 0.608 against
@@ -1262,8 +1266,10 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, bo
                        hipStream_t stream) {
   typedef typename Scheme::Type T;
   enum { SECTOR_CELLS = kSector / (int)sizeof(T) > V ? kSector / (int)sizeof(T) : V };
+  const Tile tile = GF_FD_TILE ? (Tile)GF_FD_TILE : Scheme::tile(a->ndim, R);
+  const bool march_2d = a->ndim == 2 && tile != kPointTile && tile != kPlaneTile;
   const bool from_sector =
-      sectors && GF_FD_SECTOR_START && (GF_FD_SECTOR_START == 2 || !(a->ndim == 2 && R == 2));
+      sectors && GF_FD_SECTOR_START && (!march_2d || Shape<2, R>::kSectorStart);
   const Walk w = walk_of(a, box, V, from_sector ? SECTOR_CELLS : V);
   auto marches = [&](int64_t march) { return (w.n0 + march - 1) / march; };
   /* A row too long for any grid is passed on for the runtime to reject. */
@@ -1271,7 +1277,6 @@ hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, bo
     const int64_t b = (n + per - 1) / per;
     return (unsigned)(b < most ? b : most);
   };
-  const Tile tile = GF_FD_TILE ? (Tile)GF_FD_TILE : Scheme::tile(a->ndim, R);
   if (tile == kPointTile && a->ndim >= 2) {
     typedef Point<2> P2;
     typedef Point<3> P3;

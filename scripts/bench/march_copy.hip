@@ -80,25 +80,17 @@ __global__ void __launch_bounds__(kX *kY) march_copy(const float *in, float *out
     }
 }
 
-/* Best ms of `reps` runs of kCopies launches (or copies, b == NULL). */
-static float best_ms(const float *in, float *out, const Box *b, size_t bytes, int reps,
-                     hipStream_t stream) {
+/* Best ms of one of `reps` runs of kCopies calls of `copy` (on `stream`),
+ * after one run as a warm-up. */
+template <typename Copy>
+static float best_ms(Copy copy, int reps, hipStream_t stream) {
   hipEvent_t start, stop;
   BENCH_CHECK(hipEventCreateWithFlags(&start, hipEventDefault));
   BENCH_CHECK(hipEventCreateWithFlags(&stop, hipEventDefault));
-  const dim3 block(kX, kY);
-  const dim3 grid(b ? (unsigned)(((b->hi - b->start + 3) / 4 + kX - 1) / kX) : 1,
-                  b ? (unsigned)((b->hi - b->lo + kY - 1) / kY) : 1,
-                  b ? (unsigned)((b->hi - b->lo + b->march - 1) / b->march) : 1);
   float best = 1e30f;
-  for (int r = 0; r <= reps; r++) { /* run 0: the warm-up */
+  for (int r = 0; r <= reps; r++) {
     BENCH_CHECK(hipEventRecord(start, stream));
-    for (int c = 0; c < kCopies; c++) {
-      if (b)
-        hipLaunchKernelGGL(march_copy, grid, block, 0, stream, in, out, *b);
-      else
-        BENCH_CHECK(hipMemcpyAsync(out, in, bytes, hipMemcpyDeviceToDevice, stream));
-    }
+    for (int c = 0; c < kCopies; c++) copy();
     BENCH_CHECK(hipGetLastError());
     BENCH_CHECK(hipEventRecord(stop, stream));
     BENCH_CHECK(hipEventSynchronize(stop));
@@ -141,7 +133,10 @@ int main(int argc, char **argv) {
   BENCH_CHECK(hipMalloc((void **)&out, bytes));
   BENCH_CHECK(hipMemsetAsync(in, 0, bytes, stream));
   BENCH_CHECK(hipMemsetAsync(out, 0, bytes, stream));
-  const double copy_gbs = 2.0 * bytes / best_ms(in, out, NULL, bytes, reps, stream) / 1e6;
+  auto device_copy = [&]() {
+    BENCH_CHECK(hipMemcpyAsync(out, in, bytes, hipMemcpyDeviceToDevice, stream));
+  };
+  const double copy_gbs = 2.0 * bytes / best_ms(device_copy, reps, stream) / 1e6;
   printf("device-to-device copy of the field (%lld^3 f32): %.1f GB/s read+written\n", (long long)n,
          copy_gbs);
   const int64_t box = n - 2 * halo;
@@ -149,7 +144,13 @@ int main(int argc, char **argv) {
   for (int from_sector = 0; from_sector < 2; from_sector++) {
     const int64_t start = halo - halo % (from_sector ? 8 : 4);
     const Box b = {n, halo, n - halo, start, march};
-    const double gbs = box_bytes / best_ms(in, out, &b, bytes, reps, stream) / 1e6;
+    const dim3 grid((unsigned)(((b.hi - b.start + 3) / 4 + kX - 1) / kX),
+                    (unsigned)((b.hi - b.lo + kY - 1) / kY),
+                    (unsigned)((b.hi - b.lo + b.march - 1) / b.march));
+    auto walk = [&]() {
+      hipLaunchKernelGGL(march_copy, grid, dim3(kX, kY), 0, stream, (const float *)in, out, b);
+    };
+    const double gbs = box_bytes / best_ms(walk, reps, stream) / 1e6;
     printf(
         "march copy of the box %lld^3, march %d, vectors from cell %lld (%s): %.1f GB/s, %.3f "
         "of the copy\n",

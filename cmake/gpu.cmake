@@ -14,10 +14,10 @@
 # CMAKE_COMPILE_WARNING_AS_ERROR=ON makes warnings errors for every compiler.
 file(GLOB GFLOW_GPU_KERNELS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.hip)
 # The baselines, scripts/bench/NAME.hip; the second list compiles gflow's own
-# kernel (kernels/wave2d.hip), so it gets the kernels' flags.
+# kernels (kernels/wave2d.hip, fd_gpu.h's ring), so it gets the kernels' flags.
 set(gflow_bench_programs copy_bw march_copy)
 set(gflow_bench_kernel_programs wave2d_sync wave2d_async_streams wave2d_async_events wave2d_graph
-                                wave2d_batched)
+                                wave2d_batched ring_move)
 
 if(GFLOW_GPU STREQUAL "OFF")
   return()

@@ -7,7 +7,7 @@
 #   .device/bin/gflow              the runner (skipped with --no-gflow)
 #   .device/bin/test_backend_gpu   the GPU backend's test
 #   .device/bin/wave2d_sync, wave2d_async_streams, wave2d_async_events,
-#               wave2d_graph, wave2d_batched, copy_bw, march_copy, pool_bench (the baselines,
+#               wave2d_graph, wave2d_batched, copy_bw, march_copy, ring_move, pool_bench (the baselines,
 #               scripts/bench/README.md)
 #   .device/bin/compare_raw, wave2d_seed (tests/reference/, for check.sh)
 #   .device/plugins/*.so           the plugins (skipped with --no-gflow)

@@ -10,14 +10,17 @@
  * rows, what blocks that shared their halo rows with their neighbours
  * would read (20: pairs, 18: fours); no halo rows; no halo at all. A block
  * writes each plane's tile from its slot, so each point of the box is read
- * at least once and written once, as heat's kernel does.
+ * at least once and written once, as heat's kernel does; "and wave's"
+ * also reads two fields at the cell (loaded at their plane, as the ring
+ * loads wave's wavefield two steps back and velocity) and adds them to it.
  *
  * The box is N - 8 cells a side inside a field of N^3 (gflow's kernel
  * workflows: 400^3 in 408^3), its rows walked from the sector below it
  * (as launch_walk), its marches of `march` planes reading 8 planes more.
  * The blocks an SM holds are held to 2 (the ring's occupancy: its
  * registers) by the shared memory each asks for. Each shape is printed as
- * GB/s (the box's cells read and written once) and as a fraction of a
+ * GB/s (the box's cells read and written once, and read from the two
+ * fields where there are two) and as a fraction of a
  * device-to-device copy of the field in the same run, best of --reps runs
  * of 20 launches each.
  *   ring_move [--n N] [--reps R]
@@ -51,12 +54,20 @@ struct Field {
   int64_t n, lo, hi, nv, first, count;
 };
 
+/* Fields read at the cell only (wave's: the wavefield two steps back and
+ * the velocity), added to the cell written. */
+template <typename T>
+struct Points {
+  const T *field[2];
+};
+
 /* A block owns X x Y vectors of a plane and marches `march` planes: each
  * plane's slot of W vectors by ROWS rows (the tile in its middle) copied
  * Depth planes ahead into a ring of Slots, then the block's tile written
  * from it. */
-template <typename T, int X, int Y, int W, int ROWS>
-__global__ void __launch_bounds__(X *Y) ring_move(const T *in, T *out, Field f, int march) {
+template <typename T, int X, int Y, int W, int ROWS, int POINTS>
+__global__ void __launch_bounds__(X *Y)
+    ring_move(const T *in, Points<T> points, T *out, Field f, int march) {
   enum {
     V = 16 / (int)sizeof(T),
     N = X * Y,
@@ -102,8 +113,15 @@ __global__ void __launch_bounds__(X *Y) ring_move(const T *in, T *out, Field f, 
     __syncthreads();
     copy_plane(k + D);
     const int64_t z = i0 - kRadius + k;
-    if (stores && z >= i0 && z < end)
-      gf_fd_gpu::store_whole<T, V>(out + z * plane + (y * f.nv + v) * V, ring[k % S * CELLS + own]);
+    if (stores && z >= i0 && z < end) {
+      const int64_t at = z * plane + (y * f.nv + v) * V;
+      Vt cell = ring[k % S * CELLS + own];
+      for (int p = 0; p < POINTS; p++) {
+        const Vt value = gf_fd_gpu::load<T, V>(points.field[p] + at);
+        for (int c = 0; c < V; c++) cell.v[c] += value.v[c];
+      }
+      gf_fd_gpu::store_whole<T, V>(out + at, cell);
+    }
   }
 }
 
@@ -135,10 +153,10 @@ struct Run {
   int reps;
   size_t smem_per_sm; /* the shared memory an SM has, for kBlocksPerSm */
   double copy_gbs;
-  void *in, *out;
+  void *in, *out, *points[2];
 };
 
-template <typename T, int X, int Y, int W, int ROWS>
+template <typename T, int X, int Y, int W, int ROWS, int POINTS = 0>
 static void measure(const Run &r, const char *slot, int march) {
   enum { V = 16 / (int)sizeof(T), SECTOR = 32 / (int)sizeof(T) };
   const int64_t lo = kRadius, hi = r.n - kRadius, start = lo - lo % SECTOR;
@@ -148,24 +166,26 @@ static void measure(const Run &r, const char *slot, int march) {
   const size_t ring_bytes = (size_t)Ring::Slots<T, kRadius>::kCount * W * ROWS * sizeof(Vec<T, V>);
   const size_t held = r.smem_per_sm / kBlocksPerSm - 1024; /* two blocks an SM, as the ring */
   const size_t bytes = ring_bytes > held ? ring_bytes : held;
-  auto kernel = ring_move<T, X, Y, W, ROWS>;
+  auto kernel = ring_move<T, X, Y, W, ROWS, POINTS>;
+  const Points<T> points = {{(const T *)r.points[0], (const T *)r.points[1]}};
   BENCH_CHECK(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                   hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
   int per_sm = 0;
   BENCH_CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, X * Y, bytes));
   auto launch = [&]() {
-    hipLaunchKernelGGL(kernel, grid, dim3(X, Y), bytes, 0, (const T *)r.in, (T *)r.out, f, march);
+    hipLaunchKernelGGL(kernel, grid, dim3(X, Y), bytes, 0, (const T *)r.in, points, (T *)r.out, f,
+                       march);
   };
   const double box = (double)(hi - lo) * (hi - lo) * (hi - lo);
-  const double gbs = 2.0 * sizeof(T) * box / best_ms(launch, r.reps) / 1e6;
+  const double gbs = (2.0 + POINTS) * sizeof(T) * box / best_ms(launch, r.reps) / 1e6;
   printf(
-      "%s %2dx%-2d vectors, slot %2dx%-2d (%-21s), march %3d, %d blocks/SM: %7.1f GB/s, %.3f of "
+      "%s %2dx%-2d vectors, slot %2dx%-2d (%-22s), march %3d, %d blocks/SM: %7.1f GB/s, %.3f of "
       "the copy\n",
       sizeof(T) == 4 ? "f32" : "f64", X, Y, W, ROWS, slot, march, per_sm, gbs, gbs / r.copy_gbs);
 }
 
 int main(int argc, char **argv) {
-  Run r = {408, 5, 0, 0.0, NULL, NULL};
+  Run r = {408, 5, 0, 0.0, NULL, NULL, {NULL, NULL}};
   for (int i = 1; i < argc; i++) {
     if (i + 1 < argc && !strcmp(argv[i], "--n"))
       r.n = atoll(argv[++i]);
@@ -190,6 +210,10 @@ int main(int argc, char **argv) {
   BENCH_CHECK(hipMalloc(&r.out, bytes));
   BENCH_CHECK(hipMemset(r.in, 0, bytes));
   BENCH_CHECK(hipMemset(r.out, 0, bytes));
+  for (void *&field : r.points) {
+    BENCH_CHECK(hipMalloc(&field, bytes));
+    BENCH_CHECK(hipMemset(field, 0, bytes));
+  }
   const size_t f32_bytes = bytes / 2;
   auto device_copy = [&]() {
     BENCH_CHECK(hipMemcpyAsync(r.out, r.in, f32_bytes, hipMemcpyDeviceToDevice, 0));
@@ -205,13 +229,18 @@ int main(int argc, char **argv) {
     measure<float, 16, 16, 18, 16>(r, "no halo rows", march);
     measure<float, 16, 16, 16, 16>(r, "no halo", march);
   }
+  measure<float, 16, 16, 18, 24, 2>(r, "the ring's, and wave's", ring_march);
+  measure<float, 16, 16, 16, 16, 2>(r, "no halo, and wave's", ring_march);
   for (int march : {100, 400}) {
     measure<double, 16, 16, 20, 24>(r, "the ring's", march);
     measure<double, 16, 16, 20, 18>(r, "18 rows: fours share", march);
     measure<double, 16, 16, 20, 16>(r, "no halo rows", march);
     measure<double, 16, 16, 16, 16>(r, "no halo", march);
   }
+  measure<double, 16, 16, 20, 24, 2>(r, "the ring's, and wave's", 100);
+  measure<double, 16, 16, 16, 16, 2>(r, "no halo, and wave's", 100);
   BENCH_CHECK(hipFree(r.in));
   BENCH_CHECK(hipFree(r.out));
+  for (void *field : r.points) BENCH_CHECK(hipFree(field));
   return 0;
 }

@@ -57,7 +57,8 @@ typedef struct cudaDeviceProp hipDeviceProp_t;
 #define hipGetDeviceProperties cudaGetDeviceProperties
 #define hipDeviceGetAttribute cudaDeviceGetAttribute
 #define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
-#define hipDeviceAttributeMaxSharedMemoryPerMultiprocessor cudaDevAttrMaxSharedMemoryPerMultiprocessor
+#define hipDeviceAttributeMaxSharedMemoryPerMultiprocessor \
+  cudaDevAttrMaxSharedMemoryPerMultiprocessor
 #define hipDeviceGetPCIBusId cudaDeviceGetPCIBusId
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipMemGetInfo cudaMemGetInfo

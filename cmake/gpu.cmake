@@ -94,6 +94,7 @@ elseif(GFLOW_GPU STREQUAL "HIP")
       -I${CMAKE_CURRENT_SOURCE_DIR}/kernels)
   file(GLOB gflow_hip_headers ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.h
        ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.hip ${CMAKE_CURRENT_SOURCE_DIR}/scripts/bench/*.hip
+       ${CMAKE_CURRENT_SOURCE_DIR}/scripts/bench/*.h
        ${CMAKE_CURRENT_SOURCE_DIR}/runner/gflow.h ${CMAKE_CURRENT_SOURCE_DIR}/runner/gf_hip.h)
   # gflow_hip_compile(OBJECT SOURCE OPTIONS...): hipcc SOURCE into OBJECT.
   function(gflow_hip_compile object source)

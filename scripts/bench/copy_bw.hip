@@ -12,37 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gf_hip.h"
-
-#define BENCH_CHECK(call)                                                  \
-  do {                                                                     \
-    hipError_t bench_err_ = (call);                                        \
-    if (bench_err_ != hipSuccess) {                                        \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call,    \
-              hipGetErrorName(bench_err_), hipGetErrorString(bench_err_)); \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
+#include "bench_timing.h"
 
 /* Best time in ms of `reps` copies of `bytes` (each copy timed alone). */
 static float best_copy_ms(void *dst, const void *src, size_t bytes, int reps, hipStream_t stream) {
-  hipEvent_t start, stop;
-  BENCH_CHECK(hipEventCreateWithFlags(&start, hipEventDefault));
-  BENCH_CHECK(hipEventCreateWithFlags(&stop, hipEventDefault));
-  BENCH_CHECK(hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, stream)); /* warm-up */
-  float best = 1e30f;
-  for (int r = 0; r < reps; r++) {
-    BENCH_CHECK(hipEventRecord(start, stream));
-    BENCH_CHECK(hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, stream));
-    BENCH_CHECK(hipEventRecord(stop, stream));
-    BENCH_CHECK(hipEventSynchronize(stop));
-    float ms = 0.0f;
-    BENCH_CHECK(hipEventElapsedTime(&ms, start, stop));
-    if (ms < best) best = ms;
-  }
-  BENCH_CHECK(hipEventDestroy(start));
-  BENCH_CHECK(hipEventDestroy(stop));
-  return best;
+  auto copy = [&]() { BENCH_CHECK(hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, stream)); };
+  return best_ms(copy, 1, reps, stream);
 }
 
 int main(int argc, char **argv) {

@@ -18,17 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gf_hip.h"
-
-#define BENCH_CHECK(call)                                                  \
-  do {                                                                     \
-    hipError_t bench_err_ = (call);                                        \
-    if (bench_err_ != hipSuccess) {                                        \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call,    \
-              hipGetErrorName(bench_err_), hipGetErrorString(bench_err_)); \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
+#include "bench_timing.h"
 
 enum { kX = 16, kY = 16, kAhead = 3, kCopies = 20 };
 
@@ -80,29 +70,6 @@ __global__ void __launch_bounds__(kX *kY) march_copy(const float *in, float *out
     }
 }
 
-/* Best ms of one of `reps` runs of kCopies calls of `copy` (on `stream`),
- * after one run as a warm-up. */
-template <typename Copy>
-static float best_ms(Copy copy, int reps, hipStream_t stream) {
-  hipEvent_t start, stop;
-  BENCH_CHECK(hipEventCreateWithFlags(&start, hipEventDefault));
-  BENCH_CHECK(hipEventCreateWithFlags(&stop, hipEventDefault));
-  float best = 1e30f;
-  for (int r = 0; r <= reps; r++) {
-    BENCH_CHECK(hipEventRecord(start, stream));
-    for (int c = 0; c < kCopies; c++) copy();
-    BENCH_CHECK(hipGetLastError());
-    BENCH_CHECK(hipEventRecord(stop, stream));
-    BENCH_CHECK(hipEventSynchronize(stop));
-    float ms = 0.0f;
-    BENCH_CHECK(hipEventElapsedTime(&ms, start, stop));
-    if (r > 0 && ms < best) best = ms;
-  }
-  BENCH_CHECK(hipEventDestroy(start));
-  BENCH_CHECK(hipEventDestroy(stop));
-  return best / kCopies;
-}
-
 int main(int argc, char **argv) {
   int64_t n = 408, halo = 4;
   int march = 49, reps = 5;
@@ -136,7 +103,7 @@ int main(int argc, char **argv) {
   auto device_copy = [&]() {
     BENCH_CHECK(hipMemcpyAsync(out, in, bytes, hipMemcpyDeviceToDevice, stream));
   };
-  const double copy_gbs = 2.0 * bytes / best_ms(device_copy, reps, stream) / 1e6;
+  const double copy_gbs = 2.0 * bytes / best_ms(device_copy, kCopies, reps, stream) / 1e6;
   printf("device-to-device copy of the field (%lld^3 f32): %.1f GB/s read+written\n", (long long)n,
          copy_gbs);
   const int64_t box = n - 2 * halo;
@@ -150,7 +117,7 @@ int main(int argc, char **argv) {
     auto walk = [&]() {
       hipLaunchKernelGGL(march_copy, grid, dim3(kX, kY), 0, stream, (const float *)in, out, b);
     };
-    const double gbs = box_bytes / best_ms(walk, reps, stream) / 1e6;
+    const double gbs = box_bytes / best_ms(walk, kCopies, reps, stream) / 1e6;
     printf(
         "march copy of the box %lld^3, march %d, vectors from cell %lld (%s): %.1f GB/s, %.3f "
         "of the copy\n",

@@ -16,7 +16,8 @@
  *
  * The box is N - 8 cells a side inside a field of N^3 (gflow's kernel
  * workflows: 400^3 in 408^3), its rows walked from the sector below it
- * (as launch_walk), its marches of `march` planes reading 8 planes more.
+ * (as launch_walk), its marches of `march` planes reading 8 planes more
+ * (the ring's own: balanced_march for two blocks an SM; and 100, 400).
  * The blocks an SM holds are held to 2 (the ring's occupancy: its
  * registers) by the shared memory each asks for. Each shape is printed as
  * GB/s (the box's cells read and written once, and read from the two
@@ -30,17 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_timing.h"
 #include "fd_gpu.h"
-
-#define BENCH_CHECK(call)                                                  \
-  do {                                                                     \
-    hipError_t bench_err_ = (call);                                        \
-    if (bench_err_ != hipSuccess) {                                        \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call,    \
-              hipGetErrorName(bench_err_), hipGetErrorString(bench_err_)); \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
 
 using gf_fd_gpu::Ring;
 using gf_fd_gpu::Vec;
@@ -125,44 +117,23 @@ __global__ void __launch_bounds__(X *Y)
   }
 }
 
-/* Best ms of one of `reps` runs of kLaunches calls of `run`, after one run
- * as a warm-up. */
-template <typename Run>
-static float best_ms(Run run, int reps) {
-  hipEvent_t start, stop;
-  BENCH_CHECK(hipEventCreateWithFlags(&start, hipEventDefault));
-  BENCH_CHECK(hipEventCreateWithFlags(&stop, hipEventDefault));
-  float best = 1e30f;
-  for (int r = 0; r <= reps; r++) {
-    BENCH_CHECK(hipEventRecord(start, 0));
-    for (int c = 0; c < kLaunches; c++) run();
-    BENCH_CHECK(hipGetLastError());
-    BENCH_CHECK(hipEventRecord(stop, 0));
-    BENCH_CHECK(hipEventSynchronize(stop));
-    float ms = 0.0f;
-    BENCH_CHECK(hipEventElapsedTime(&ms, start, stop));
-    if (r > 0 && ms < best) best = ms;
-  }
-  BENCH_CHECK(hipEventDestroy(start));
-  BENCH_CHECK(hipEventDestroy(stop));
-  return best / kLaunches;
-}
-
 struct Run {
   int64_t n;
   int reps;
+  int sms;
   size_t smem_per_sm; /* the shared memory an SM has, for kBlocksPerSm */
   double copy_gbs;
+  hipStream_t stream;
   void *in, *out, *points[2];
 };
+
+enum { kRingMarch = 0 }; /* a march of measure(): the ring's (balanced_march) */
 
 template <typename T, int X, int Y, int W, int ROWS, int POINTS = 0>
 static void measure(const Run &r, const char *slot, int march) {
   enum { V = 16 / (int)sizeof(T), SECTOR = 32 / (int)sizeof(T) };
   const int64_t lo = kRadius, hi = r.n - kRadius, start = lo - lo % SECTOR;
   const Field f = {r.n, lo, hi, r.n / V, start / V, (hi - start + V - 1) / V};
-  const dim3 grid((unsigned)((f.count + X - 1) / X), (unsigned)((hi - lo + Y - 1) / Y),
-                  (unsigned)((hi - lo + march - 1) / march));
   const size_t ring_bytes = (size_t)Ring::Slots<T, kRadius>::kCount * W * ROWS * sizeof(Vec<T, V>);
   const size_t held = r.smem_per_sm / kBlocksPerSm - 1024; /* two blocks an SM, as the ring */
   const size_t bytes = ring_bytes > held ? ring_bytes : held;
@@ -172,12 +143,19 @@ static void measure(const Run &r, const char *slot, int march) {
                                   hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
   int per_sm = 0;
   BENCH_CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, X * Y, bytes));
+  const unsigned bx = (unsigned)((f.count + X - 1) / X), by = (unsigned)((hi - lo + Y - 1) / Y);
+  if (march == kRingMarch)
+    march =
+        (int)gf_fd_gpu::balanced_march(hi - lo, (int64_t)bx * by, (int64_t)per_sm * r.sms,
+                                       Ring::March<T>::kMost, kRadius + Ring::Depth<T>::kPlanes);
+  const dim3 grid(bx, by, (unsigned)((hi - lo + march - 1) / march));
   auto launch = [&]() {
-    hipLaunchKernelGGL(kernel, grid, dim3(X, Y), bytes, 0, (const T *)r.in, points, (T *)r.out, f,
-                       march);
+    hipLaunchKernelGGL(kernel, grid, dim3(X, Y), bytes, r.stream, (const T *)r.in, points,
+                       (T *)r.out, f, march);
   };
   const double box = (double)(hi - lo) * (hi - lo) * (hi - lo);
-  const double gbs = (2.0 + POINTS) * sizeof(T) * box / best_ms(launch, r.reps) / 1e6;
+  const double gbs =
+      (2.0 + POINTS) * sizeof(T) * box / best_ms(launch, kLaunches, r.reps, r.stream) / 1e6;
   printf(
       "%s %2dx%-2d vectors, slot %2dx%-2d (%-22s), march %3d, %d blocks/SM: %7.1f GB/s, %.3f of "
       "the copy\n",
@@ -185,7 +163,7 @@ static void measure(const Run &r, const char *slot, int march) {
 }
 
 int main(int argc, char **argv) {
-  Run r = {408, 5, 0, 0.0, NULL, NULL, {NULL, NULL}};
+  Run r = {408, 5, 0, 0, 0.0, NULL, NULL, NULL, {NULL, NULL}};
   for (int i = 1; i < argc; i++) {
     if (i + 1 < argc && !strcmp(argv[i], "--n"))
       r.n = atoll(argv[++i]);
@@ -205,42 +183,44 @@ int main(int argc, char **argv) {
   BENCH_CHECK(hipDeviceGetAttribute(&smem_per_sm,
                                     hipDeviceAttributeMaxSharedMemoryPerMultiprocessor, device));
   r.smem_per_sm = (size_t)smem_per_sm;
+  BENCH_CHECK(hipDeviceGetAttribute(&r.sms, hipDeviceAttributeMultiprocessorCount, device));
+  BENCH_CHECK(hipStreamCreateWithFlags(&r.stream, hipStreamNonBlocking));
   const size_t bytes = (size_t)r.n * r.n * r.n * sizeof(double);
   BENCH_CHECK(hipMalloc(&r.in, bytes));
   BENCH_CHECK(hipMalloc(&r.out, bytes));
-  BENCH_CHECK(hipMemset(r.in, 0, bytes));
-  BENCH_CHECK(hipMemset(r.out, 0, bytes));
+  BENCH_CHECK(hipMemsetAsync(r.in, 0, bytes, r.stream));
+  BENCH_CHECK(hipMemsetAsync(r.out, 0, bytes, r.stream));
   for (void *&field : r.points) {
     BENCH_CHECK(hipMalloc(&field, bytes));
-    BENCH_CHECK(hipMemset(field, 0, bytes));
+    BENCH_CHECK(hipMemsetAsync(field, 0, bytes, r.stream));
   }
   const size_t f32_bytes = bytes / 2;
   auto device_copy = [&]() {
-    BENCH_CHECK(hipMemcpyAsync(r.out, r.in, f32_bytes, hipMemcpyDeviceToDevice, 0));
+    BENCH_CHECK(hipMemcpyAsync(r.out, r.in, f32_bytes, hipMemcpyDeviceToDevice, r.stream));
   };
-  r.copy_gbs = 2.0 * f32_bytes / best_ms(device_copy, r.reps) / 1e6;
+  r.copy_gbs = 2.0 * f32_bytes / best_ms(device_copy, kLaunches, r.reps, r.stream) / 1e6;
   printf("device-to-device copy of the field (%lld^3 f32): %.1f GB/s read+written\n",
          (long long)r.n, r.copy_gbs);
-  const int ring_march = 45; /* the ring's at 400^3 f32 (balanced_march) */
-  for (int march : {ring_march, 100, 400}) {
+  for (int march : {(int)kRingMarch, 100, 400}) {
     measure<float, 16, 16, 18, 24>(r, "the ring's", march);
     measure<float, 16, 16, 18, 20>(r, "20 rows: pairs share", march);
     measure<float, 16, 16, 18, 18>(r, "18 rows: fours share", march);
     measure<float, 16, 16, 18, 16>(r, "no halo rows", march);
     measure<float, 16, 16, 16, 16>(r, "no halo", march);
   }
-  measure<float, 16, 16, 18, 24, 2>(r, "the ring's, and wave's", ring_march);
-  measure<float, 16, 16, 16, 16, 2>(r, "no halo, and wave's", ring_march);
-  for (int march : {100, 400}) {
+  measure<float, 16, 16, 18, 24, 2>(r, "the ring's, and wave's", kRingMarch);
+  measure<float, 16, 16, 16, 16, 2>(r, "no halo, and wave's", kRingMarch);
+  for (int march : {(int)kRingMarch, 400}) {
     measure<double, 16, 16, 20, 24>(r, "the ring's", march);
     measure<double, 16, 16, 20, 18>(r, "18 rows: fours share", march);
     measure<double, 16, 16, 20, 16>(r, "no halo rows", march);
     measure<double, 16, 16, 16, 16>(r, "no halo", march);
   }
-  measure<double, 16, 16, 20, 24, 2>(r, "the ring's, and wave's", 100);
-  measure<double, 16, 16, 16, 16, 2>(r, "no halo, and wave's", 100);
+  measure<double, 16, 16, 20, 24, 2>(r, "the ring's, and wave's", kRingMarch);
+  measure<double, 16, 16, 16, 16, 2>(r, "no halo, and wave's", kRingMarch);
   BENCH_CHECK(hipFree(r.in));
   BENCH_CHECK(hipFree(r.out));
   for (void *field : r.points) BENCH_CHECK(hipFree(field));
+  BENCH_CHECK(hipStreamDestroy(r.stream));
   return 0;
 }

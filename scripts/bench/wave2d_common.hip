@@ -36,17 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_timing.h"
 #include "wave2d.hip"
-
-#define BENCH_CHECK(call)                                                  \
-  do {                                                                     \
-    hipError_t bench_err_ = (call);                                        \
-    if (bench_err_ != hipSuccess) {                                        \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call,    \
-              hipGetErrorName(bench_err_), hipGetErrorString(bench_err_)); \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
 
 /* Graph capture and replay: runner/gf_hip.h maps only what gflow uses. */
 #ifdef GFLOW_HIP_ON_CUDA

@@ -1,4 +1,4 @@
-/* march_copy.hip - where a 3-D walk starts along its rows, measured on a copy.
+/* march_copy.hip - what a 3-D walk down axis 0 moves, measured on a copy.
  *
  * Copies the box of an N^3 f32 field inside a halo of H cells (gflow's
  * kernel workflows: N - 2H = 400, H = 4) the way kernels/fd_gpu.h's 3-D
@@ -7,20 +7,25 @@
  * (--march planes), each thread's loads three planes ahead of its store,
  * the cells outside the box not stored. Two walks: vectors from the box's
  * first cell (16 bytes into a 32-byte sector at H = 4), and from the
- * sector below it (what launch_walk does). Each is printed as GB/s
- * (the box's cells read and written) and as a fraction of a
- * device-to-device hipMemcpyAsync of the whole field in the same run, best
- * of --reps runs of 20 copies each.
- *   march_copy [--n N] [--halo H] [--march M] [--reps R]
+ * sector below it (what launch_walk does). With --shapes, the walk from
+ * the sector also with blocks that read longer runs of a row: 32 x 8,
+ * 64 x 4 and 104 x 2, 4 and 8 (104 vectors: a whole row of the 400^3 box
+ * from its sector, 101 vectors, in one block), so whether the length of a
+ * block's runs sets what a march moves. Each is printed as GB/s (the box's
+ * cells read and written) and as a fraction of a device-to-device
+ * hipMemcpyAsync of the whole field in the same run, best of --reps runs
+ * of 20 copies each, after a check that the walk copies the box
+ * (bench_box.h); --march takes a list (45,100,400).
+ *   march_copy [--n N] [--halo H] [--march M[,M...]] [--shapes] [--reps R]
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_timing.h"
+#include "bench_box.h"
 
-enum { kX = 16, kY = 16, kAhead = 3, kCopies = 20 };
+enum { kAhead = 3, kCopies = 20, kMarches = 8 };
 
 /* The box is [lo, hi) on every axis; vectors along the last axis start at
  * `start` (<= lo, a multiple of 4). */
@@ -42,6 +47,8 @@ __device__ __forceinline__ void store_vector(float *p, float4 v) {
 #endif
 }
 
+/* A block of kX x kY threads, a vector of 4 cells each. */
+template <int kX, int kY>
 __global__ void __launch_bounds__(kX *kY) march_copy(const float *in, float *out, Box b) {
   const int64_t x = b.start + 4 * ((int64_t)blockIdx.x * kX + threadIdx.x);
   const int64_t y = b.lo + (int64_t)blockIdx.y * kY + threadIdx.y;
@@ -70,62 +77,108 @@ __global__ void __launch_bounds__(kX *kY) march_copy(const float *in, float *out
     }
 }
 
+/* What main measures against: the field, its copy's speed, the stream. */
+struct Run {
+  int64_t n, halo;
+  int reps;
+  double copy_gbs;
+  hipStream_t stream;
+  const float *in;
+  float *out;
+  float *in_host, *out_host; /* the field as filled, and the copy read back */
+};
+
+/* The box copied by blocks of kX x kY threads marching `march` planes,
+ * vectors from the sector below the box or from its first vector. */
+template <int kX, int kY>
+static void measure(const Run &r, int march, bool from_sector) {
+  const int64_t start = r.halo - r.halo % (from_sector ? 8 : 4);
+  const Box b = {r.n, r.halo, r.n - r.halo, start, march};
+  const dim3 grid((unsigned)(((b.hi - b.start + 3) / 4 + kX - 1) / kX),
+                  (unsigned)((b.hi - b.lo + kY - 1) / kY),
+                  (unsigned)((b.hi - b.lo + b.march - 1) / b.march));
+  auto walk = [&]() {
+    hipLaunchKernelGGL((march_copy<kX, kY>), grid, dim3(kX, kY), 0, r.stream, r.in, r.out, b);
+  };
+  char what[64];
+  snprintf(what, sizeof what, "march copy, blocks %dx%d, march %d", kX, kY, march);
+  box_check(walk, what, r.stream, r.out, r.in_host, r.out_host, r.n, b.lo, b.hi);
+  const int64_t box = b.hi - b.lo;
+  const double gbs =
+      2.0 * sizeof(float) * box * box * box / best_ms(walk, kCopies, r.reps, r.stream) / 1e6;
+  printf(
+      "march copy of the box %lld^3, blocks %3dx%-2d, march %3d, vectors from cell %lld (%s): "
+      "%.1f GB/s, %.3f of the copy\n",
+      (long long)box, kX, kY, march, (long long)start,
+      from_sector ? "the sector below the box" : "the box's first vector", gbs, gbs / r.copy_gbs);
+}
+
 int main(int argc, char **argv) {
-  int64_t n = 408, halo = 4;
-  int march = 49, reps = 5;
-  for (int i = 1; i < argc; i++) {
-    if (i + 1 < argc && !strcmp(argv[i], "--n"))
-      n = atoll(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--halo"))
-      halo = atoll(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--march"))
-      march = atoi(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
-      reps = atoi(argv[++i]);
-    else {
-      fprintf(stderr, "usage: %s [--n N] [--halo H] [--march M] [--reps R]\n", argv[0]);
-      return 64;
+  Run r = {408, 4, 5, 0.0, NULL, NULL, NULL, NULL, NULL};
+  int marches[kMarches] = {49}, count = 1;
+  bool shapes = false, usage = false;
+  for (int i = 1; i < argc && !usage; i++) {
+    if (i + 1 < argc && !strcmp(argv[i], "--n")) {
+      r.n = atoll(argv[++i]);
+    } else if (i + 1 < argc && !strcmp(argv[i], "--halo")) {
+      r.halo = atoll(argv[++i]);
+    } else if (i + 1 < argc && !strcmp(argv[i], "--march")) {
+      char *list = argv[++i];
+      for (count = 0; count < kMarches && *list; count++) {
+        marches[count] = (int)strtol(list, &list, 10);
+        if (marches[count] <= 0 || (*list && *list++ != ',')) usage = true;
+      }
+      usage = usage || *list || count == 0;
+    } else if (!strcmp(argv[i], "--shapes")) {
+      shapes = true;
+    } else if (i + 1 < argc && !strcmp(argv[i], "--reps")) {
+      r.reps = atoi(argv[++i]);
+    } else {
+      usage = true;
     }
   }
-  if (n < 8 || n % 8 || halo < 0 || 2 * halo >= n || march <= 0 || reps <= 0) {
-    fprintf(stderr, "%s: N must be a multiple of 8 (rows of whole sectors), 0 <= 2H < N\n",
-            argv[0]);
+  if (usage || r.n < 8 || r.n % 8 || r.halo < 0 || 2 * r.halo >= r.n || r.reps <= 0) {
+    fprintf(stderr,
+            "usage: %s [--n N] [--halo H] [--march M[,M...]] [--shapes] [--reps R]\n"
+            "  N a multiple of 8 (rows of whole sectors), 0 <= 2H < N, at most %d marches\n",
+            argv[0], (int)kMarches);
     return 64;
   }
-  const size_t bytes = (size_t)n * n * n * sizeof(float);
-  hipStream_t stream;
-  BENCH_CHECK(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking));
+  const size_t bytes = (size_t)r.n * r.n * r.n * sizeof(float);
+  BENCH_CHECK(hipStreamCreateWithFlags(&r.stream, hipStreamNonBlocking));
   float *in = NULL, *out = NULL;
   BENCH_CHECK(hipMalloc((void **)&in, bytes));
   BENCH_CHECK(hipMalloc((void **)&out, bytes));
-  BENCH_CHECK(hipMemsetAsync(in, 0, bytes, stream));
-  BENCH_CHECK(hipMemsetAsync(out, 0, bytes, stream));
+  r.in_host = (float *)malloc(bytes);
+  r.out_host = (float *)malloc(bytes);
+  if (!r.in_host || !r.out_host) {
+    fprintf(stderr, "%s: out of host memory for two fields of %zu bytes\n", argv[0], bytes);
+    return 1;
+  }
+  box_fill(r.in_host, r.n);
+  BENCH_CHECK(hipMemcpyAsync(in, r.in_host, bytes, hipMemcpyHostToDevice, r.stream));
+  BENCH_CHECK(hipMemsetAsync(out, 0, bytes, r.stream));
+  r.in = in, r.out = out;
   auto device_copy = [&]() {
-    BENCH_CHECK(hipMemcpyAsync(out, in, bytes, hipMemcpyDeviceToDevice, stream));
+    BENCH_CHECK(hipMemcpyAsync(out, in, bytes, hipMemcpyDeviceToDevice, r.stream));
   };
-  const double copy_gbs = 2.0 * bytes / best_ms(device_copy, kCopies, reps, stream) / 1e6;
-  printf("device-to-device copy of the field (%lld^3 f32): %.1f GB/s read+written\n", (long long)n,
-         copy_gbs);
-  const int64_t box = n - 2 * halo;
-  const double box_bytes = 2.0 * sizeof(float) * box * box * box;
-  for (int from_sector = 0; from_sector < 2; from_sector++) {
-    const int64_t start = halo - halo % (from_sector ? 8 : 4);
-    const Box b = {n, halo, n - halo, start, march};
-    const dim3 grid((unsigned)(((b.hi - b.start + 3) / 4 + kX - 1) / kX),
-                    (unsigned)((b.hi - b.lo + kY - 1) / kY),
-                    (unsigned)((b.hi - b.lo + b.march - 1) / b.march));
-    auto walk = [&]() {
-      hipLaunchKernelGGL(march_copy, grid, dim3(kX, kY), 0, stream, (const float *)in, out, b);
-    };
-    const double gbs = box_bytes / best_ms(walk, kCopies, reps, stream) / 1e6;
-    printf(
-        "march copy of the box %lld^3, march %d, vectors from cell %lld (%s): %.1f GB/s, %.3f "
-        "of the copy\n",
-        (long long)box, march, (long long)start,
-        from_sector ? "the sector below the box" : "the box's first vector", gbs, gbs / copy_gbs);
+  r.copy_gbs = 2.0 * bytes / best_ms(device_copy, kCopies, r.reps, r.stream) / 1e6;
+  printf("device-to-device copy of the field (%lld^3 f32): %.1f GB/s read+written\n",
+         (long long)r.n, r.copy_gbs);
+  for (int m = 0; m < count; m++) {
+    measure<16, 16>(r, marches[m], false);
+    measure<16, 16>(r, marches[m], true);
+    if (!shapes) continue;
+    measure<32, 8>(r, marches[m], true);
+    measure<64, 4>(r, marches[m], true);
+    measure<104, 2>(r, marches[m], true);
+    measure<104, 4>(r, marches[m], true);
+    measure<104, 8>(r, marches[m], true);
   }
   BENCH_CHECK(hipFree(in));
   BENCH_CHECK(hipFree(out));
-  BENCH_CHECK(hipStreamDestroy(stream));
+  BENCH_CHECK(hipStreamDestroy(r.stream));
+  free(r.in_host);
+  free(r.out_host);
   return 0;
 }

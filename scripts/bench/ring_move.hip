@@ -23,7 +23,8 @@
  * GB/s (the box's cells read and written once, and read from the two
  * fields where there are two) and as a fraction of a
  * device-to-device copy of the field in the same run, best of --reps runs
- * of 20 launches each.
+ * of 20 launches each, after a check that the walk copies the box
+ * (bench_box.h; the two fields are 0).
  *   ring_move [--n N] [--reps R]
  */
 #include <stdint.h>
@@ -31,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_timing.h"
+#include "bench_box.h"
 #include "fd_gpu.h"
 
 using gf_fd_gpu::Ring;
@@ -125,7 +126,16 @@ struct Run {
   double copy_gbs;
   hipStream_t stream;
   void *in, *out, *points[2];
+  void *in_host, *out_host; /* in as filled (f32 or f64), and out read back */
 };
+
+/* Fills in with values of T (the points stay 0, so each walk copies in). */
+template <typename T>
+static void fill(const Run &r) {
+  box_fill((T *)r.in_host, r.n);
+  BENCH_CHECK(hipMemcpyAsync(r.in, r.in_host, (size_t)(r.n * r.n * r.n) * sizeof(T),
+                             hipMemcpyHostToDevice, r.stream));
+}
 
 enum { kRingMarch = 0 }; /* a march of measure(): the ring's (balanced_march) */
 
@@ -153,6 +163,10 @@ static void measure(const Run &r, const char *slot, int march) {
     hipLaunchKernelGGL(kernel, grid, dim3(X, Y), bytes, r.stream, (const T *)r.in, points,
                        (T *)r.out, f, march);
   };
+  char what[96];
+  snprintf(what, sizeof what, "ring_move, %s, slot %dx%d (%s), march %d",
+           sizeof(T) == 4 ? "f32" : "f64", W, ROWS, slot, march);
+  box_check(launch, what, r.stream, (T *)r.out, (const T *)r.in_host, (T *)r.out_host, r.n, lo, hi);
   const double box = (double)(hi - lo) * (hi - lo) * (hi - lo);
   const double gbs =
       (2.0 + POINTS) * sizeof(T) * box / best_ms(launch, kLaunches, r.reps, r.stream) / 1e6;
@@ -163,7 +177,7 @@ static void measure(const Run &r, const char *slot, int march) {
 }
 
 int main(int argc, char **argv) {
-  Run r = {408, 5, 0, 0, 0.0, NULL, NULL, NULL, {NULL, NULL}};
+  Run r = {408, 5, 0, 0, 0.0, NULL, NULL, NULL, {NULL, NULL}, NULL, NULL};
   for (int i = 1; i < argc; i++) {
     if (i + 1 < argc && !strcmp(argv[i], "--n"))
       r.n = atoll(argv[++i]);
@@ -188,6 +202,12 @@ int main(int argc, char **argv) {
   const size_t bytes = (size_t)r.n * r.n * r.n * sizeof(double);
   BENCH_CHECK(hipMalloc(&r.in, bytes));
   BENCH_CHECK(hipMalloc(&r.out, bytes));
+  r.in_host = malloc(bytes);
+  r.out_host = malloc(bytes);
+  if (!r.in_host || !r.out_host) {
+    fprintf(stderr, "%s: out of host memory for two fields of %zu bytes\n", argv[0], bytes);
+    return 1;
+  }
   BENCH_CHECK(hipMemsetAsync(r.in, 0, bytes, r.stream));
   BENCH_CHECK(hipMemsetAsync(r.out, 0, bytes, r.stream));
   for (void *&field : r.points) {
@@ -201,6 +221,7 @@ int main(int argc, char **argv) {
   r.copy_gbs = 2.0 * f32_bytes / best_ms(device_copy, kLaunches, r.reps, r.stream) / 1e6;
   printf("device-to-device copy of the field (%lld^3 f32): %.1f GB/s read+written\n",
          (long long)r.n, r.copy_gbs);
+  fill<float>(r);
   for (int march : {(int)kRingMarch, 100, 400}) {
     measure<float, 16, 16, 18, 24>(r, "the ring's", march);
     measure<float, 16, 16, 18, 20>(r, "20 rows: pairs share", march);
@@ -210,6 +231,7 @@ int main(int argc, char **argv) {
   }
   measure<float, 16, 16, 18, 24, 2>(r, "the ring's, and wave's", kRingMarch);
   measure<float, 16, 16, 16, 16, 2>(r, "no halo, and wave's", kRingMarch);
+  fill<double>(r);
   for (int march : {(int)kRingMarch, 400}) {
     measure<double, 16, 16, 20, 24>(r, "the ring's", march);
     measure<double, 16, 16, 20, 18>(r, "18 rows: fours share", march);
@@ -222,5 +244,7 @@ int main(int argc, char **argv) {
   BENCH_CHECK(hipFree(r.out));
   for (void *field : r.points) BENCH_CHECK(hipFree(field));
   BENCH_CHECK(hipStreamDestroy(r.stream));
+  free(r.in_host);
+  free(r.out_host);
   return 0;
 }

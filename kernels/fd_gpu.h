@@ -961,7 +961,7 @@ struct Ring {
  * 0.62. What bounds f32 is moving the planes, not computing them: the same
  * ring computing nothing ran at 0.61 against 0.64, fused multiply-adds took
  * 20% of the instructions away for 0.643, and more planes or blocks in
- * flight ran slower (README, "What bounds f32 heat's ring").
+ * flight ran slower (scripts/bench/FINDINGS.md, "What bounds f32 heat's ring").
  *
  * Loads never leave the array: rows and vectors past the box's are clamped
  * to the last the box reads (tile_element), planes i0 - R .. end - 1 + R
@@ -1259,8 +1259,8 @@ enum { kSector = 32 };
  * from cell 4, is then 2049 vectors, a 65th column of blocks). A copy
  * that marches tiles of 16 x 16 vectors down 400^3
  * (scripts/bench/march_copy.hip) ran at 0.560 of the device's copy from
- * the box's first vector, 0.737 from the sector below it (README,
- * "Sectors"). */
+ * the box's first vector, 0.737 from the sector below it
+ * (scripts/bench/FINDINGS.md, "Sectors"). */
 template <typename Scheme, int R, int V>
 hipError_t launch_walk(const Scheme &s, const gf_array *a, const gf_box &box, bool sectors,
                        hipStream_t stream) {

@@ -53,7 +53,7 @@
  * stream through a large field then walks 512 times fewer pages. Heat 1-D
  * order 4 on 2^26 cells, one core of the build machine: 3.4 to 4.0 GPts/s
  * against 2.7 to 2.9 with 4 KiB pages; on 16 cores of the GPU machine
- * about as fast either way (README, the CPU kernels' table). */
+ * about as fast either way (scripts/bench/FINDINGS.md, "Huge pages"). */
 #define CPU_HUGE_PAGE ((size_t)2 << 20)
 /* Spin this long on a completed count before sleeping: most waits between
  * short operations end sooner than a condition-variable wake-up would. */

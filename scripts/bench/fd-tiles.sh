@@ -22,7 +22,7 @@ cd "$(dirname "$0")/../.."
 # until the default became 4: march3d8 is the old default, block3d-32x4 now
 # marches 4 as block3d-32x4-march4 did; GF_FD_RING_MARCH was the ring's
 # march until it became the most planes balanced_march may take, so the
-# ring-march* figures in the README are of fixed marches, as ring-fixed's
+# ring-march* figures in FINDINGS.md are of fixed marches, as ring-fixed's
 # GF_FD_RING_BALANCE=0 gives; ring-slots* and ring-all-slots* set which
 # schemes wait at the ring's slot barriers; the 2-D marches of 8 rows in
 # batches of 4, 16 at order 8, and the shared plane's 2-D block of 64

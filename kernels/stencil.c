@@ -49,14 +49,21 @@ static int64_t stencil_points(const void *args) {
  * kStar terms, is a loop with their count a constant (fully unrolled);
  * other runs with pairs sum the plan's terms in a loop of their own. The
  * unrolled kinds are few: each is compiled for every count, type, start
- * or not, and CPU (a 3-D order-8 star is 13 terms). */
+ * or not, and CPU (a 3-D order-8 star is 13 terms). Such a pass first
+ * copies its offsets and coefficients into locals, which no store to the
+ * sum can alias: read through the plan's pointers, the 3-D order-8 star
+ * ran 5 to 20% slower (scripts/bench/FINDINGS.md, "The 2-core build
+ * machine"). */
 enum { kPiece = 512, kPass = 8, kStar = 13 };
 enum { kTapsPass, kStarPass, kTermsPass }; /* a pass's kind */
 #define STENCIL_CASE(S, FN, K, SUM, FROM)                        \
-  case K:                                                        \
+  case K: {                                                      \
+    int64_t at[K];                                               \
+    term_t by[K];                                                \
+    for (int t = 0; t < K; t++) at[t] = off[t], by[t] = coef[t]; \
     _Pragma("omp simd") for (int64_t j = 0; j < n; j++) SUM[j] = \
-        gf_fd_##FN##_##S(FROM, u, j, K, off, coef);              \
-    break;
+        gf_fd_##FN##_##S(FROM, u, j, K, at, by);                 \
+  } break;
 /* clang-format off: one case a line (clang-format reflows this list differently on each run) */
 #define STENCIL_CASES_2_TO_8(S, FN, SUM, FROM) \
   STENCIL_CASE(S, FN, 2, SUM, FROM)            \
@@ -90,6 +97,7 @@ enum { kTapsPass, kStarPass, kTermsPass }; /* a pass's kind */
   static inline __attribute__((always_inline)) void stencil_pass_##S(                           \
       T *restrict out, T *restrict acc, const T *restrict u, int64_t n, int k, int kind,        \
       const int64_t *off, const T *coef, const unsigned char *pair, int start, int last) {      \
+    typedef T term_t; /* a coefficient, as STENCIL_CASE copies it */                            \
     T *restrict to = last ? out : acc;                                                          \
     if (kind == kTermsPass) {                                                                   \
       if (start) {                                                                              \

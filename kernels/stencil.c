@@ -52,8 +52,8 @@ static int64_t stencil_points(const void *args) {
  * or not, and CPU (a 3-D order-8 star is 13 terms). Such a pass first
  * copies its offsets and coefficients into locals, which no store to the
  * sum can alias: read through the plan's pointers, the 3-D order-8 star
- * ran 5 to 20% slower (scripts/bench/FINDINGS.md, "The 2-core build
- * machine"). */
+ * ran 5 to 20% slower (scripts/bench/FINDINGS.md, "The star's offsets
+ * and coefficients in locals"). */
 enum { kPiece = 512, kPass = 8, kStar = 13 };
 enum { kTapsPass, kStarPass, kTermsPass }; /* a pass's kind */
 #define STENCIL_CASE(S, FN, K, SUM, FROM)                        \

@@ -10,10 +10,24 @@
 
 #include "bench_timing.h"
 
-/* A field's values on the host, each exact in f32 and none 0. */
+/* A host buffer of `bytes` for box_check (the field as filled, or the
+ * copy read back); exits when the host has no such memory. */
+static void *box_host(size_t bytes) {
+  void *p = malloc(bytes);
+  if (!p) {
+    fprintf(stderr, "out of host memory for a field of %zu bytes\n", bytes);
+    exit(1);
+  }
+  return p;
+}
+
+/* Fills the n^3 field `device` and its host copy `host` with values of T,
+ * each exact in f32 and none 0. */
 template <typename T>
-static void box_fill(T *host, int64_t n) {
+static void box_fill(T *device, T *host, int64_t n, hipStream_t stream) {
   for (int64_t e = 0; e < n * n * n; e++) host[e] = (T)(e % 1000003 + 1);
+  BENCH_CHECK(
+      hipMemcpyAsync(device, host, (size_t)(n * n * n) * sizeof(T), hipMemcpyHostToDevice, stream));
 }
 
 /* Runs `walk` (on `stream`) once into `out`, zeroed first, and exits

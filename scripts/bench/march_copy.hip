@@ -149,14 +149,9 @@ int main(int argc, char **argv) {
   float *in = NULL, *out = NULL;
   BENCH_CHECK(hipMalloc((void **)&in, bytes));
   BENCH_CHECK(hipMalloc((void **)&out, bytes));
-  r.in_host = (float *)malloc(bytes);
-  r.out_host = (float *)malloc(bytes);
-  if (!r.in_host || !r.out_host) {
-    fprintf(stderr, "%s: out of host memory for two fields of %zu bytes\n", argv[0], bytes);
-    return 1;
-  }
-  box_fill(r.in_host, r.n);
-  BENCH_CHECK(hipMemcpyAsync(in, r.in_host, bytes, hipMemcpyHostToDevice, r.stream));
+  r.in_host = (float *)box_host(bytes);
+  r.out_host = (float *)box_host(bytes);
+  box_fill(in, r.in_host, r.n, r.stream);
   BENCH_CHECK(hipMemsetAsync(out, 0, bytes, r.stream));
   r.in = in, r.out = out;
   auto device_copy = [&]() {

@@ -129,14 +129,6 @@ struct Run {
   void *in_host, *out_host; /* in as filled (f32 or f64), and out read back */
 };
 
-/* Fills in with values of T (the points stay 0, so each walk copies in). */
-template <typename T>
-static void fill(const Run &r) {
-  box_fill((T *)r.in_host, r.n);
-  BENCH_CHECK(hipMemcpyAsync(r.in, r.in_host, (size_t)(r.n * r.n * r.n) * sizeof(T),
-                             hipMemcpyHostToDevice, r.stream));
-}
-
 enum { kRingMarch = 0 }; /* a march of measure(): the ring's (balanced_march) */
 
 template <typename T, int X, int Y, int W, int ROWS, int POINTS = 0>
@@ -202,12 +194,8 @@ int main(int argc, char **argv) {
   const size_t bytes = (size_t)r.n * r.n * r.n * sizeof(double);
   BENCH_CHECK(hipMalloc(&r.in, bytes));
   BENCH_CHECK(hipMalloc(&r.out, bytes));
-  r.in_host = malloc(bytes);
-  r.out_host = malloc(bytes);
-  if (!r.in_host || !r.out_host) {
-    fprintf(stderr, "%s: out of host memory for two fields of %zu bytes\n", argv[0], bytes);
-    return 1;
-  }
+  r.in_host = box_host(bytes);
+  r.out_host = box_host(bytes);
   BENCH_CHECK(hipMemsetAsync(r.in, 0, bytes, r.stream));
   BENCH_CHECK(hipMemsetAsync(r.out, 0, bytes, r.stream));
   for (void *&field : r.points) {
@@ -221,7 +209,7 @@ int main(int argc, char **argv) {
   r.copy_gbs = 2.0 * f32_bytes / best_ms(device_copy, kLaunches, r.reps, r.stream) / 1e6;
   printf("device-to-device copy of the field (%lld^3 f32): %.1f GB/s read+written\n",
          (long long)r.n, r.copy_gbs);
-  fill<float>(r);
+  box_fill((float *)r.in, (float *)r.in_host, r.n, r.stream); /* the points stay 0 */
   for (int march : {(int)kRingMarch, 100, 400}) {
     measure<float, 16, 16, 18, 24>(r, "the ring's", march);
     measure<float, 16, 16, 18, 20>(r, "20 rows: pairs share", march);
@@ -231,7 +219,7 @@ int main(int argc, char **argv) {
   }
   measure<float, 16, 16, 18, 24, 2>(r, "the ring's, and wave's", kRingMarch);
   measure<float, 16, 16, 16, 16, 2>(r, "no halo, and wave's", kRingMarch);
-  fill<double>(r);
+  box_fill((double *)r.in, (double *)r.in_host, r.n, r.stream);
   for (int march : {(int)kRingMarch, 400}) {
     measure<double, 16, 16, 20, 24>(r, "the ring's", march);
     measure<double, 16, 16, 20, 18>(r, "18 rows: fours share", march);
